@@ -1,0 +1,58 @@
+"""How much of a model's window is input and how much is kept for output (DESIGN §4 Budget).
+
+`maxInputTokens = min(contextWindow, learnedLimit) − reservedOutput`, with no extra ×0.85:
+Copilot applies its own. Each request's `max_tokens = min(model max, window − input − safety)`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tokengauge.models import ModelSpec
+
+DEFAULT_RESERVED_OUTPUT_CAP: Final = 16_384
+"""Copilot assumes 8k of output; reserving a model's full 64k–128k cap would waste the window."""
+RESERVED_WINDOW_SHARE: Final = 4
+"""Never reserve more than a quarter of a small window."""
+MIN_SAFETY: Final = 128
+
+
+def effective_window(model: ModelSpec, learned_limit: int | None) -> int:
+    """The window, lowered to a limit the API has told us about."""
+    if learned_limit is None:
+        return model.context_window
+    return min(model.context_window, learned_limit)
+
+
+def reserved_output(model: ModelSpec, learned_limit: int | None = None) -> int:
+    """Output tokens kept free: configured, else min(model cap, 16k, a quarter of the window)."""
+    if model.reserved_output_tokens is not None:
+        return min(model.reserved_output_tokens, effective_window(model, learned_limit) - 1)
+    window = effective_window(model, learned_limit)
+    return min(
+        model.max_output_tokens, DEFAULT_RESERVED_OUTPUT_CAP, window // RESERVED_WINDOW_SHARE
+    )
+
+
+def max_input_tokens(model: ModelSpec, learned_limit: int | None) -> int:
+    """The input budget VS Code sees."""
+    window = effective_window(model, learned_limit)
+    return max(1, window - reserved_output(model, learned_limit))
+
+
+def safety_tokens(window: int) -> int:
+    """Slack left between input and output in a request: 1% of the window, at least 128."""
+    return max(MIN_SAFETY, window // 100)
+
+
+def clamp_max_tokens(
+    model: ModelSpec,
+    input_tokens: int,
+    learned_limit: int | None = None,
+    requested: int | None = None,
+) -> int:
+    """`max_tokens` for a request of `input_tokens`: what fits in the window, at least 1."""
+    window = effective_window(model, learned_limit)
+    room = window - input_tokens - safety_tokens(window)
+    cap = model.max_output_tokens if requested is None else min(requested, model.max_output_tokens)
+    return max(1, min(cap, room))

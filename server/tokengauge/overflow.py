@@ -1,0 +1,281 @@
+"""Classify LLM provider error bodies: context overflow, output cap, rate limit, auth, other.
+
+Bodies arrive in whatever shape the caller captured them: JSON, a Python repr printed by an SDK
+(possibly terminal-wrapped), an SSE ``event: error`` frame, a ``529 {...}`` dump, or a bare
+message. ``parse_overflow_error`` never raises; when it understands nothing it returns
+``ErrorKind.OTHER`` with the trimmed raw text as the message.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import json
+import re
+from collections.abc import Mapping
+
+import attrs
+
+_MAX_MESSAGE = 500
+_MAX_DEPTH = 8
+_MAX_REPR = 200_000  # don't ast-parse anything bigger than any real error body
+_JSON = json.JSONDecoder()
+_Layer = Mapping[object, object]
+
+# A token count, optionally with thousands separators ("143653", "143,653"). The lookbehind keeps
+# matching linear on long digit runs.
+_NUM = r"(?<![\d,])(?:\d{1,3}(?:,\d{3})+|\d+)"
+_IN, _OUT, _LIM = (rf"(?P<{name}>{_NUM})" for name in ("input", "output", "limit"))
+
+
+def _rx(*parts: str) -> re.Pattern[str]:
+    """One case-insensitive regex from adjacent pieces (keeps long provider shapes readable)."""
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
+# Shapes that name the numbers of a context overflow. Groups: input, output, limit.
+_OVERFLOW_SHAPES = (
+    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+    _rx(rf"prompt is too long:\s*{_IN}\s*tokens\s*>\s*{_LIM}"),
+    # Anthropic: "input length and `max_tokens` exceed context limit: 143653 + 64000 > 200000"
+    _rx(rf"exceed context limit:\s*{_IN}\s*\+\s*{_OUT}\s*>\s*{_LIM}"),
+    # OpenAI / Azure / DeepSeek / OpenRouter / vLLM: "maximum context length is 4097 tokens"
+    _rx(rf"maximum context length is\s*{_LIM}\s*tokens"),
+    # OpenAI: "your messages resulted in 4294 tokens"; vLLM: "your request has 24235 input tokens"
+    _rx(rf"(?:your messages resulted in|your request has)\s*{_IN}\s*(?:input\s+)?tokens"),
+    # OpenAI / DeepSeek: "(3120 in the messages, 1000 in the completion)";
+    # Azure: "(8000 in your prompt; 1000 for the completion)"
+    _rx(
+        rf"\({_IN}\s*in (?:the|your) (?:messages|prompt)\s*[,;]\s*",
+        rf"{_OUT}\s*(?:in|for) the completion\)",
+    ),
+    # OpenRouter: "(10535 of text input, 131072 in the output)"
+    _rx(rf"\({_IN}\s*of text input\s*,\s*{_OUT}\s*in the output\)"),
+    # vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum
+    # context length is 64001 tokens and your request has 24235 input tokens"
+    _rx(rf"is too large:\s*{_OUT}\.\s*This model's maximum context length"),
+    # Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed
+    # (1048576)." -- the count is absent in some streaming responses.
+    _rx(
+        rf"input token count\s*(?:\(\s*{_IN}\s*\)\s*)?",
+        rf"exceeds the maximum number of tokens allowed\s*\(\s*{_LIM}\s*\)",
+    ),
+)
+
+# Requested output above the model's output cap (not an overflow). Groups: output, limit.
+_OUTPUT_LIMIT_SHAPES = (
+    # Anthropic: "max_tokens: 32000 > 4096, which is the maximum allowed number of output tokens"
+    _rx(
+        rf"max_tokens:\s*{_OUT}\s*>\s*{_LIM},?\s*",
+        r"which is the maximum allowed number of output tokens",
+    ),
+    # OpenAI: "max_tokens is too large: 8192. This model supports at most 4096 completion tokens"
+    _rx(
+        rf"max_tokens is too large:\s*{_OUT}\.\s*",
+        rf"This model supports at most\s*{_LIM}\s*completion tokens",
+    ),
+)
+
+# Overflow wording without numbers: llama.cpp "exceeds the available context size", OpenAI
+# Responses "exceeds the context window", gateways' "Input too long".
+_OVERFLOW_PHRASE = _rx(
+    r"exceeds? (?:the )?(?:available )?context (?:size|window|length|limit)",
+    r"|context[ _](?:length|window)[ _]exceeded|prompt is too long|input (?:is )?too long",
+)
+# OpenAI "Rate limit reached ... tokens per min (TPM)", OpenRouter "rate-limited upstream".
+_RATE_TEXT = _rx(r"rate[ _-]?limit|too many requests|(?:tokens|requests) per min")
+# Anthropic "invalid x-api-key", OpenAI "Incorrect API key provided", Gemini "API key not valid".
+_AUTH_TEXT = _rx(r"invalid (?:x-)?api[ _-]?key|incorrect api key|api key not valid")
+_WHITESPACE = re.compile(r"\s+")  # terminal-wrapped reprs and pretty-printed JSON
+# SDK dumps: Anthropic "529 {...}", "400 Bad Request {...}", openai-python "Error code: 400 - {...}"
+_STATUS_PREFIX = _rx(r"^\s*(?:Error code:\s*)?(?P<status>[1-5]\d\d)\b")
+
+# Lower-cased error ``type`` / ``code`` / ``status`` values (Anthropic, OpenAI, llama.cpp, Gemini).
+_MARKER_KEYS = ("type", "code", "status")
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_RATE_CODES = frozenset({"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})
+_AUTH_CODES = frozenset({"authentication_error", "permission_error", "invalid_api_key"})
+_AUTH_CODES |= {"unauthenticated", "permission_denied"}  # Gemini / Google RPC status names
+
+
+class ErrorKind(str, enum.Enum):
+    OVERFLOW = "overflow"  # the prompt (or prompt + requested output) does not fit the window
+    OUTPUT_LIMIT = "output_limit"  # max_tokens above the model's output cap
+    RATE_LIMIT = "rate_limit"  # 429s, incl. OpenAI TPM "Request too large", OpenRouter upstream
+    AUTH = "auth"  # 401/403, authentication_error, permission_error, invalid_api_key
+    OTHER = "other"  # everything else, incl. 529 overloaded and 5xx
+
+
+_WORDING = (
+    (ErrorKind.RATE_LIMIT, _RATE_TEXT),
+    (ErrorKind.AUTH, _AUTH_TEXT),
+    (ErrorKind.OVERFLOW, _OVERFLOW_PHRASE),
+)
+
+
+@attrs.frozen
+class ParsedError:
+    """A classified provider error. For OUTPUT_LIMIT, limit_tokens is the model's output cap."""
+
+    kind: ErrorKind
+    message: str
+    input_tokens: int | None = None
+    limit_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        if self.kind is not ErrorKind.OVERFLOW:
+            return {"kind": self.kind.value, "message": self.message}
+        return {
+            "kind": self.kind.value,
+            "inputTokens": self.input_tokens,
+            "limitTokens": self.limit_tokens,
+            "outputTokens": self.output_tokens,
+            "message": self.message,
+        }
+
+
+def parse_overflow_error(status: int | None, body_text: str) -> ParsedError:
+    """Classify an error response; ``status`` may be None (decided from the body alone)."""
+    layers = _layers_from_text(body_text, 0)
+    messages = [m.strip() for m in (layer.get("message") for layer in layers) if isinstance(m, str)]
+    messages = [m for m in messages if m]
+    message = messages[-1] if messages else body_text.strip()[:_MAX_MESSAGE]
+    text = " ".join([*messages, _WHITESPACE.sub(" ", body_text)])
+    markers = {
+        v.lower() for layer in layers for k in _MARKER_KEYS if isinstance(v := layer.get(k), str)
+    }
+    if status is None:
+        status = _prefix_status(body_text) or _body_status(layers)
+
+    overflow = _match_numbers(_OVERFLOW_SHAPES, text)
+    if overflow is not None or markers & _OVERFLOW_CODES:
+        found = overflow or {}
+        return ParsedError(
+            ErrorKind.OVERFLOW,
+            message,
+            input_tokens=found.get("input", _first_int(layers, "n_prompt_tokens")),
+            limit_tokens=found.get("limit", _first_int(layers, "n_ctx")),
+            output_tokens=found.get("output"),
+        )
+    output_limit = _match_numbers(_OUTPUT_LIMIT_SHAPES, text)
+    if output_limit is not None:
+        return ParsedError(
+            ErrorKind.OUTPUT_LIMIT,
+            message,
+            limit_tokens=output_limit.get("limit"),
+            output_tokens=output_limit.get("output"),
+        )
+    return ParsedError(_classify_plain(status, markers, text), message)
+
+
+def _classify_plain(status: int | None, markers: set[str], text: str) -> ErrorKind:
+    """Status and error type/code outrank wording; overflow wording without numbers comes last."""
+    if status == 429 or markers & _RATE_CODES:
+        return ErrorKind.RATE_LIMIT
+    if status in (401, 403) or markers & _AUTH_CODES:
+        return ErrorKind.AUTH
+    for kind, wording in _WORDING:
+        if wording.search(text):
+            return kind
+    return ErrorKind.OTHER
+
+
+def _match_numbers(shapes: tuple[re.Pattern[str], ...], text: str) -> dict[str, int] | None:
+    """Numbers named by every matching shape (first wins per group); None if nothing matched."""
+    found: dict[str, int] = {}
+    matched = False
+    for shape in shapes:
+        match = shape.search(text)
+        if match is None:
+            continue
+        matched = True
+        for name, raw in match.groupdict().items():
+            digits = (raw or "").replace(",", "")
+            if 0 < len(digits) <= 18:  # int() refuses huge digit strings; no real count is that big
+                found.setdefault(name, int(digits))
+    return found if matched else None
+
+
+def _first_int(layers: list[_Layer], key: str) -> int | None:
+    """First integer ``key`` across layers (llama.cpp's ``n_prompt_tokens`` / ``n_ctx``)."""
+    for layer in layers:
+        value = layer.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _prefix_status(text: str) -> int | None:
+    match = _STATUS_PREFIX.match(text)
+    return int(match["status"]) if match else None
+
+
+def _body_status(layers: list[_Layer]) -> int | None:
+    """First HTTP-like numeric ``code`` (OpenRouter / Gemini put the status there)."""
+    for layer in layers:
+        code = layer.get("code")
+        if isinstance(code, str) and len(code) == 3 and code.isdigit():
+            code = int(code)
+        if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+            return code
+    return None
+
+
+def _layers_from_text(text: str, depth: int) -> list[_Layer]:
+    """Error layers (outermost first) of the first decodable payload in ``text``."""
+    for candidate in _candidates(text):
+        layers = _layers(_decode(candidate), depth)
+        if layers:
+            return layers
+    return []
+
+
+def _candidates(text: str) -> list[str]:
+    """Payload texts to try: SSE ``data:`` lines, else from the first ``{`` / ``[`` onwards."""
+    lines = [line.strip() for line in text.splitlines()]
+    if any(line.startswith(("event:", "data:")) for line in lines):
+        data = [line[5:].strip() for line in lines if line.startswith("data:")]
+        return sorted(data, key=lambda d: '"error"' not in d)
+    starts = sorted(i for i in (text.find("{"), text.find("[")) if i >= 0)
+    return [text[i:] for i in starts]
+
+
+def _decode(fragment: str) -> object:
+    """JSON (trailing junk tolerated), else a Python repr, else one with wrapped lines rejoined."""
+    fragment = fragment.strip()
+    try:
+        return _JSON.raw_decode(fragment)[0]
+    except (ValueError, RecursionError):
+        pass
+    if len(fragment) > _MAX_REPR:
+        return None
+    for source in (fragment, fragment.replace("\r", "").replace("\n", "")):
+        try:
+            return ast.literal_eval(source)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return None
+
+
+def _layers(obj: object, depth: int) -> list[_Layer]:
+    """Flatten ``{"error": {..., "metadata": {"raw": <upstream body>}}}`` into a layer list."""
+    if depth > _MAX_DEPTH:
+        return []
+    if isinstance(obj, list):
+        obj = next((item for item in obj if isinstance(item, dict)), None)
+    if isinstance(obj, str):
+        return [{"message": obj}] if obj.strip() else []
+    if not isinstance(obj, dict):
+        return []
+    layers: list[_Layer] = [obj]
+    inner = obj.get("error")
+    if isinstance(inner, (dict, list, str)):
+        layers += _layers(inner, depth + 1)
+    metadata = obj.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str):
+        layers += _layers_from_text(raw, depth + 1) or _layers(raw, depth + 1)
+    elif isinstance(raw, (dict, list)):
+        layers += _layers(raw, depth + 1)
+    return layers

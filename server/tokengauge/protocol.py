@@ -1,0 +1,123 @@
+"""The custom LSP methods (DESIGN §3) and their payloads: defined once, here.
+
+Payloads are attrs classes in snake_case; `wire.converter` writes and reads them in camelCase.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import attrs
+
+from tokengauge.calibration import Usage
+from tokengauge.wire import CountInput, Message, Tool
+
+MODELS: Final = "tokenGauge/models"
+COUNT_TOKENS: Final = "tokenGauge/countTokens"
+USAGE: Final = "tokenGauge/usage"
+RECORD_USAGE: Final = "tokenGauge/recordUsage"
+RECORD_ERROR: Final = "tokenGauge/recordError"
+STATUS: Final = "tokenGauge/status"
+MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
+
+REQUESTS: Final = frozenset({MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR})
+
+
+@attrs.frozen
+class Capabilities:
+    """What VS Code may send to the model."""
+
+    tool_calling: bool
+    image_input: bool
+
+
+@attrs.frozen
+class ModelInfo:
+    """One entry of `tokenGauge/models`, ready for `LanguageModelChatInformation`."""
+
+    id: str
+    name: str
+    family: str
+    version: str
+    max_input_tokens: int
+    max_output_tokens: int
+    context_window: int
+    capabilities: Capabilities
+    tooltip: str
+    detail: str
+
+
+@attrs.frozen
+class CountTokensParams:
+    """`tokenGauge/countTokens` request."""
+
+    model_id: str
+    inputs: list[CountInput]
+
+
+@attrs.frozen
+class CountTokensResult:
+    """Counts in input order; `raw` are the unscaled tiktoken counts, `scale` the multiplier.
+
+    For a string, `tokens = ceil(raw × scale)`, so the extension may keep raw string counts across
+    epochs and rescale them; message counts may also come from API actuals and must be re-asked.
+    """
+
+    tokens: list[int]
+    raw: list[int]
+    epoch: int
+    scale: float
+
+
+@attrs.frozen
+class RequestParams:
+    """A whole request as it was sent upstream."""
+
+    model_id: str
+    messages: list[Message]
+    tools: list[Tool] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class RecordUsageParams:
+    """`tokenGauge/recordUsage`: the usage the API reported for a request."""
+
+    model_id: str
+    messages: list[Message]
+    usage: Usage
+    tools: list[Tool] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class RecordErrorParams:
+    """`tokenGauge/recordError`: an error body the API returned for a request."""
+
+    model_id: str
+    messages: list[Message]
+    body: str
+    status: int | None = None
+    tools: list[Tool] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class Breakdown:
+    """A whole request's count by category."""
+
+    system: int
+    tools: int
+    messages: list[int]
+    sources: list[str]
+    total: int
+    raw_total: int
+    factor: float
+    max_input_tokens: int
+
+
+@attrs.frozen
+class RecordResult:
+    """What calibration made of a usage report or an error."""
+
+    epoch: int
+    estimate: Breakdown
+    error: dict[str, Any] | None = None
+    learned_limit: int | None = None

@@ -1,0 +1,182 @@
+"""The tokengauge language server: DESIGN §3's custom methods over stdio.
+
+`TokenGaugeServer` owns the state (one `Gauge`: encodings, ledger, calibration, models); the
+handlers below only convert parameters, call it, and send notifications. Bad parameters come back
+as `JsonRpcInvalidParams` with a message a person can act on, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import platformdirs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter
+
+from tokengauge import __version__, protocol
+from tokengauge.gauge import Gauge
+from tokengauge.ledger import Ledger
+from tokengauge.logs import configure_logging, forward_to_client
+from tokengauge.models import UnknownModelError
+from tokengauge.protocol import (
+    CountTokensParams,
+    CountTokensResult,
+    RecordErrorParams,
+    RecordResult,
+    RecordUsageParams,
+)
+from tokengauge.settings import ServerSettings, parse_settings
+from tokengauge.wire import InvalidInput, structure, unstructure
+
+log = logging.getLogger(__name__)
+P = TypeVar("P")
+
+
+@attrs.define
+class RawRequestMessage:
+    """A JSON-RPC request whose params stay plain JSON, to be structured by the handler."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+class TokenGaugeProtocol(LanguageServerProtocol):
+    """Leaves tokengauge's params as plain JSON (pygls would make namedtuples of them)."""
+
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        """Our requests keep raw params; everything else is pygls' business."""
+        if method in protocol.REQUESTS:
+            return RawRequestMessage
+        return super().get_message_type(method)
+
+
+class TokenGaugeServer(LanguageServer):
+    """The language server; owns the `Gauge` once `initialize` has configured it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "tokengauge",
+            __version__,
+            protocol_cls=TokenGaugeProtocol,
+            converter_factory=default_converter,
+        )
+        self._gauge: Gauge | None = None
+
+    @property
+    def gauge(self) -> Gauge:
+        """The configured gauge; requests before `initialize` get a JSON-RPC error."""
+        if self._gauge is None:
+            raise JsonRpcServerNotInitialized("tokengauge has not been initialized yet")
+        return self._gauge
+
+    def configure(self, settings: ServerSettings) -> None:
+        """Open the ledger and build the gauge; warm the encodings in the background."""
+        configure_logging(settings.log_level)
+        directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
+        ledger = Ledger(directory / "ledger")
+        self._gauge = Gauge(settings, ledger)
+        self._gauge.encodings.warm()
+        log.info(
+            "tokengauge %s: %d models, ledger %s%s",
+            __version__,
+            len(self._gauge.catalog),
+            ledger.directory,
+            "" if ledger.persistent else " (in memory: see the warning above)",
+        )
+
+    def send_status(self) -> None:
+        """Notify the extension of the current status-bar content."""
+        status = self.gauge.status()
+        if status is not None:
+            self.protocol.notify(protocol.STATUS, unstructure(status))
+
+    def send_models_changed(self) -> None:
+        """Tell the extension to ask for the models again."""
+        self.protocol.notify(protocol.MODELS_CHANGED, {})
+
+    def shutdown_state(self) -> None:
+        """Close the ledger."""
+        if self._gauge is not None:
+            self._gauge.ledger.close()
+
+
+def params_as(params: Any, cls: type[P]) -> P:
+    """Structure request params, turning mistakes into `JsonRpcInvalidParams`."""
+    if params is None:
+        raise JsonRpcInvalidParams(f"{cls.__name__}: params are missing")
+    try:
+        return structure(params, cls, "params")
+    except InvalidInput as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+def invalid_params(exc: Exception) -> JsonRpcInvalidParams:
+    """An unknown model or similar as a JSON-RPC error."""
+    return JsonRpcInvalidParams(str(exc.args[0]) if exc.args else str(exc))
+
+
+def create_server() -> TokenGaugeServer:
+    """A server with every handler registered."""
+    server = TokenGaugeServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: TokenGaugeServer, params: types.InitializeParams) -> None:
+        forward_to_client(ls)
+        ls.configure(parse_settings(params.initialization_options))
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
+        ls.shutdown_state()
+
+    @server.feature(protocol.MODELS)
+    def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
+        return [unstructure(info) for info in ls.gauge.models()]
+
+    @server.feature(protocol.COUNT_TOKENS)
+    def count_tokens(ls: TokenGaugeServer, params: Any) -> Any:
+        request = params_as(params, CountTokensParams)
+        try:
+            result: CountTokensResult = ls.gauge.count(request.model_id, request.inputs)
+        except UnknownModelError as exc:
+            raise invalid_params(exc) from None
+        return unstructure(result)
+
+    @server.feature(protocol.USAGE)
+    def usage(ls: TokenGaugeServer, params: Any) -> Any:
+        return ls.gauge.usage_report()
+
+    @server.feature(protocol.RECORD_USAGE)
+    def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
+        request = params_as(params, RecordUsageParams)
+        try:
+            result: RecordResult = ls.gauge.record_usage(request)
+        except UnknownModelError as exc:
+            raise invalid_params(exc) from None
+        ls.send_status()
+        return unstructure(result)
+
+    @server.feature(protocol.RECORD_ERROR)
+    def record_error(ls: TokenGaugeServer, params: Any) -> Any:
+        request = params_as(params, RecordErrorParams)
+        try:
+            result: RecordResult = ls.gauge.record_error(request)
+        except UnknownModelError as exc:
+            raise invalid_params(exc) from None
+        if result.learned_limit is not None:
+            ls.send_models_changed()
+        return unstructure(result)
+
+    return server
+
+
+def serve() -> None:
+    """Run the server on stdin/stdout until the client says exit."""
+    configure_logging()
+    create_server().start_io()

@@ -1,0 +1,127 @@
+"""The settings contract (DESIGN §6) as the server receives it in `initializationOptions`.
+
+Each field mirrors a `tokenGauge.*` VS Code setting. Invalid entries are logged and skipped, and
+invalid scalars fall back to their defaults: a typo in settings never stops the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import attrs
+
+from tokengauge.wire import InvalidInput, structure
+
+log = logging.getLogger(__name__)
+
+Dialect = Literal["openai", "anthropic"]
+LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
+
+
+@attrs.frozen
+class ProviderSettings:
+    """One LLM API endpoint."""
+
+    id: str
+    """Provider id that models refer to, e.g. `openai`, `anthropic`, `openrouter`, `ollama`."""
+    dialect: Dialect = "openai"
+    """Wire format: OpenAI-compatible Chat Completions or Anthropic Messages."""
+    base_url: str = ""
+    """API base URL, e.g. `https://api.openai.com/v1`."""
+    headers: dict[str, str] = attrs.field(factory=dict)
+    """Extra HTTP headers for every request (never the API key: that is in SecretStorage)."""
+    discover: bool = True
+    """Whether to list the provider's models from `GET {baseUrl}/models`."""
+
+
+@attrs.frozen
+class Pricing:
+    """Prices in US dollars per million tokens, for the usage dashboard."""
+
+    input_per_m_tok: float
+    output_per_m_tok: float
+    cached_input_per_m_tok: float | None = None
+
+
+@attrs.frozen
+class ModelSettings:
+    """One model offered to VS Code; unset fields come from discovery or the built-in table."""
+
+    id: str
+    """The model id sent to the API and shown to VS Code."""
+    provider: str
+    """The `ProviderSettings.id` that serves it."""
+    name: str | None = None
+    """Display name in the model picker."""
+    family: str | None = None
+    """Model family (decides the tokenizer), e.g. `gpt-4o`, `claude-sonnet-4.5`."""
+    context_window: int | None = None
+    """Total tokens the model accepts (input + output)."""
+    max_output_tokens: int | None = None
+    """The model's output cap."""
+    reserved_output_tokens: int | None = None
+    """Output tokens kept free when telling VS Code the input budget."""
+    pricing: Pricing | None = None
+    """Prices for the usage dashboard."""
+
+
+DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (
+    ProviderSettings(id="ollama", dialect="openai", base_url="http://localhost:11434/v1"),
+)
+
+
+@attrs.frozen
+class ServerSettings:
+    """Everything the server reads from `initializationOptions`."""
+
+    storage_dir: str | None = None
+    """Directory for the ledger (the extension passes its globalStorage path)."""
+    providers: tuple[ProviderSettings, ...] = DEFAULT_PROVIDERS
+    """Configured API endpoints."""
+    models: tuple[ModelSettings, ...] = ()
+    """Configured models."""
+    log_level: LogLevel = "info"
+    """Server log level."""
+
+
+def _entries(options: dict[str, Any], key: str, cls: type[Any]) -> list[Any]:
+    raw = options.get(key)
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        log.warning("setting %s must be a list, got %s: ignored", key, type(raw).__name__)
+        return []
+    entries = []
+    for index, item in enumerate(raw):
+        try:
+            entries.append(structure(item, cls, f"{key}[{index}]"))
+        except InvalidInput as exc:
+            log.warning("%s: entry ignored", exc)
+    return entries
+
+
+def _scalar(options: dict[str, Any], key: str, cls: Any, default: Any) -> Any:
+    if options.get(key) is None:
+        return default
+    try:
+        return structure(options[key], cls, key)
+    except InvalidInput as exc:
+        log.warning("%s: using %r", exc, default)
+        return default
+
+
+def parse_settings(options: Any) -> ServerSettings:
+    """Read `initializationOptions`, logging and skipping whatever is invalid."""
+    if options is None:
+        return ServerSettings()
+    if not isinstance(options, dict):
+        log.warning("initializationOptions must be an object: using defaults")
+        return ServerSettings()
+    providers = _entries(options, "providers", ProviderSettings)
+    return ServerSettings(
+        storage_dir=_scalar(options, "storageDir", str, None),
+        providers=tuple(providers) if "providers" in options else DEFAULT_PROVIDERS,
+        models=tuple(_entries(options, "models", ModelSettings)),
+        log_level=_scalar(options, "logLevel", LogLevel, "info"),
+    )

@@ -1,0 +1,76 @@
+"""The status-bar text, tooltip and severity for the last request of a model.
+
+Text like `$(pulse) 41.2k / 120k · 34%`: input tokens of the last request over the model's input
+budget. Severity turns to `warning` at 75% and `error` at 90%. The tooltip is a markdown table of
+the breakdown, shown as-is by the extension.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import attrs
+
+from tokengauge.calibration import RequestEstimate
+
+Severity = Literal["info", "warning", "error"]
+WARNING_AT: Final = 0.75
+ERROR_AT: Final = 0.90
+
+
+@attrs.frozen
+class Status:
+    """What the extension shows in its status-bar item."""
+
+    text: str
+    tooltip: str
+    severity: Severity
+
+
+def compact(n: int) -> str:
+    """`950` → `950`, `41234` → `41.2k`, `120000` → `120k`, `1048576` → `1.05M`."""
+    if n < 1000:
+        return str(n)
+    unit, value = ("M", n / 1_000_000) if n >= 999_500 else ("k", n / 1000)
+    digits = 0 if value >= 100 else 1 if value >= 10 or unit == "k" else 2
+    text = f"{value:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text + unit
+
+
+def severity_for(fill: float) -> Severity:
+    """`info` below 75%, `warning` below 90%, `error` above."""
+    if fill >= ERROR_AT:
+        return "error"
+    if fill >= WARNING_AT:
+        return "warning"
+    return "info"
+
+
+def render_status(
+    model_name: str,
+    used: int,
+    max_input: int,
+    estimate: RequestEstimate | None = None,
+    output_tokens: int | None = None,
+) -> Status:
+    """Status for `used` input tokens of a `max_input` budget, with an optional breakdown."""
+    fill = used / max_input if max_input > 0 else 1.0
+    text = f"$(pulse) {compact(used)} / {compact(max_input)} · {round(fill * 100)}%"
+    rows = [f"**{model_name}** — last request", "", "| | tokens |", "|---|---:|"]
+    if estimate is not None:
+        rows += [
+            f"| system | {estimate.system:,} |",
+            f"| tools | {estimate.tools:,} |",
+            f"| messages ({len(estimate.messages)}, {estimate.actual_messages} from API actuals) "
+            f"| {sum(m.tokens for m in estimate.messages):,} |",
+            f"| our estimate | {estimate.total:,} |",
+        ]
+    rows.append(f"| **input (API)** | **{used:,}** |")
+    if output_tokens is not None:
+        rows.append(f"| output | {output_tokens:,} |")
+    rows.append(f"| input budget | {max_input:,} |")
+    if estimate is not None:
+        rows.append(f"| correction factor | {estimate.factor:.3f} |")
+    return Status(text=text, tooltip="\n".join(rows), severity=severity_for(fill))

@@ -1,0 +1,161 @@
+"""The JSON shapes of DESIGN §3 as attrs classes, and the converter that reads and writes them.
+
+Python names are snake_case; on the wire every field is camelCase. Input from the extension is
+structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, Union
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.strategies import configure_tagged_union
+
+T = TypeVar("T")
+
+Role = Literal["system", "user", "assistant"]
+
+
+@attrs.frozen
+class TextPart:
+    """Plain text."""
+
+    value: str
+
+
+@attrs.frozen
+class ToolCallPart:
+    """A tool call the assistant made; `input` is the parsed JSON arguments."""
+
+    call_id: str
+    name: str
+    input: Any = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ToolResultPart:
+    """The result of a tool call, itself made of parts."""
+
+    call_id: str
+    content: list[Part] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class DataPart:
+    """Binary data (base64) with a MIME type: images, documents, or VS Code's ephemeral markers."""
+
+    mime_type: str
+    data: str = ""
+
+
+@attrs.frozen
+class ThinkingPart:
+    """The model's reasoning text, replayed where the API wants it."""
+
+    value: str
+
+
+@attrs.frozen
+class UnknownPart:
+    """A part the extension could not classify, carried as its JSON."""
+
+    json: Any = None
+
+
+Part = Union[TextPart, ToolCallPart, ToolResultPart, DataPart, ThinkingPart, UnknownPart]  # noqa: UP007
+
+PART_TAGS: dict[type, str] = {
+    TextPart: "text",
+    ToolCallPart: "toolCall",
+    ToolResultPart: "toolResult",
+    DataPart: "data",
+    ThinkingPart: "thinking",
+    UnknownPart: "unknown",
+}
+
+
+@attrs.frozen
+class Message:
+    """One chat message."""
+
+    role: Role
+    content: list[Part] = attrs.field(factory=list)
+    name: str | None = None
+
+
+@attrs.frozen
+class Tool:
+    """A tool the model may call."""
+
+    name: str
+    description: str = ""
+    input_schema: Any = None
+
+
+CountInput = Union[str, Message]  # noqa: UP007
+
+
+class InvalidInput(ValueError):
+    """Input that does not have the shape DESIGN §3 gives; the message says where and why."""
+
+
+def camel(name: str) -> str:
+    """`call_id` → `callId`."""
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=False)
+
+    def structure_factory(cls: type) -> Callable[[Any, type], Any]:
+        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        return make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+
+    def unstructure_factory(cls: type) -> Callable[[Any], Any]:
+        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+
+    conv.register_structure_hook_factory(attrs.has, structure_factory)
+    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    attrs.resolve_types(ToolResultPart, globals(), locals())
+    configure_tagged_union(
+        Part,
+        conv,
+        tag_generator=lambda cls: PART_TAGS[cls],
+        tag_name="type",
+    )
+
+    def structure_count_input(value: Any, _: type) -> CountInput:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            return conv.structure(value, Message)
+        raise InvalidInput(f"expected a string or a message object, got {type(value).__name__}")
+
+    conv.register_structure_hook(CountInput, structure_count_input)
+    return conv
+
+
+converter = _make_converter()
+
+
+def structure(value: Any, cls: type[T], what: str = "params") -> T:
+    """Structure `value` as `cls`, raising `InvalidInput` with a message a person can act on."""
+    try:
+        return converter.structure(value, cls)
+    except InvalidInput:
+        raise
+    except cattrs.BaseValidationError as exc:
+        details = "; ".join(cattrs.transform_error(exc, path=what))
+        raise InvalidInput(f"invalid {what}: {details}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InvalidInput(f"invalid {what}: {exc}") from None
+
+
+def unstructure(value: Any) -> Any:
+    """Turn attrs payloads into camelCase JSON-able data."""
+    return converter.unstructure(value)
