@@ -29,7 +29,7 @@ from tokengauge.wire import (
     ToolCallPart,
     ToolResultPart,
     UnknownPart,
-    unstructure,
+    converter,
 )
 
 EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", "stateful_marker", "usage"})
@@ -61,7 +61,8 @@ def countable_parts(parts: Sequence[Part]) -> list[Part]:
 
 def message_digest(message: Message) -> str:
     """SHA-256 of the canonical JSON `{role, parts}`, ephemeral parts left out."""
-    canonical = {"role": message.role, "parts": unstructure(countable_parts(message.content))}
+    parts = converter.unstructure(countable_parts(message.content), list[Part])
+    canonical = {"role": message.role, "parts": parts}
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 

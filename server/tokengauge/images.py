@@ -1,9 +1,10 @@
 """Image token costs by each provider's published rule, sized from the image header.
 
 OpenAI (high detail): fit in 2048×2048, shortest side down to 768, then `85 + 170 × tiles`
-of 512×512. Anthropic: long edge at most 1568 and at most ~1.15 megapixels, then `w × h / 750`.
+of 512×512. Anthropic: long edge at most 1568 and at most ~1.23 megapixels, then `w × h / 750`.
 Google Gemini: 258 per 768×768 tile (one tile when both sides ≤ 384). An image whose header cannot
-be read costs the most any image can cost under that rule: never 0, never an under-count.
+be read is priced as the largest image the rule allows (for Gemini, which has no cap, as a
+3072×3072 one): never 0.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class ImageRule(str, enum.Enum):
 
 
 OPENAI_BASE, OPENAI_PER_TILE = 85, 170
-ANTHROPIC_MAX_EDGE, ANTHROPIC_MAX_PIXELS, ANTHROPIC_PIXELS_PER_TOKEN = 1568, 1_150_000, 750
+# Anthropic recommends ≤1.15 MP, but its largest unresized sizes (1092², 784×1568) reach 1.23 MP.
+ANTHROPIC_MAX_EDGE, ANTHROPIC_MAX_PIXELS, ANTHROPIC_PIXELS_PER_TOKEN = 1568, 784 * 1568, 750
 GEMINI_PER_TILE, GEMINI_SMALL_EDGE, GEMINI_TILE = 258, 384, 768
 
 WORST_CASE: dict[ImageRule, int] = {

@@ -28,7 +28,9 @@ _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant"
 
 
 def _is_design_message(message: Any) -> bool:
-    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or message.get("role") not in ("system", "user", "assistant"):
+        return False
+    content = message.get("content")
     return isinstance(content, list) and all(
         isinstance(part, dict)
         and part.get("type") in _DESIGN_PART_TYPES
@@ -75,10 +77,18 @@ def _arguments(raw: Any) -> Any:
         return raw
 
 
-def _tool_calls(calls: Any) -> list[Part]:
+def _tool_calls(calls: Any, index: int) -> list[Part]:
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        raise InvalidInput(f"messages[{index}].tool_calls must be a list")
     parts: list[Part] = []
-    for call in calls or []:
-        function = call.get("function", {}) if isinstance(call, dict) else {}
+    for number, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise InvalidInput(
+                f"messages[{index}].tool_calls[{number}] must be an object with a `function` object"
+            )
         parts.append(
             ToolCallPart(
                 call_id=str(call.get("id", "")),
@@ -102,7 +112,7 @@ def openai_message(message: Any, index: int) -> Message:
         return Message(role="user", content=[result])
     if role not in _ROLES:
         raise InvalidInput(f"messages[{index}].role {role!r} is not system/user/assistant/tool")
-    parts = _content_parts(message.get("content")) + _tool_calls(message.get("tool_calls"))
+    parts = _content_parts(message.get("content")) + _tool_calls(message.get("tool_calls"), index)
     return Message(role=_ROLES[role], content=parts, name=message.get("name"))  # type: ignore[arg-type]
 
 

@@ -6,11 +6,13 @@ structured with `structure`, which turns any mismatch into `InvalidInput` with a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
@@ -108,6 +110,23 @@ def camel(name: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+def _strict_scalar(kind: type, accepted: tuple[type, ...]) -> Callable[[Any, Any], Any]:
+    """cattrs would turn `5` into `"5"` and `"false"` into True; JSON types must match instead."""
+
+    def structure_scalar(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise ValueError(f"expected {kind.__name__}, got a boolean")
+        if not isinstance(value, accepted):
+            raise ValueError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return kind(value)
+
+    return structure_scalar
+
+
+def _is_list_type(kind: Any) -> bool:
+    return get_origin(kind) is list
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=False)
 
@@ -119,6 +138,10 @@ def _make_converter() -> cattrs.Converter:
         renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
         return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
 
+    conv.register_structure_hook(str, _strict_scalar(str, (str,)))
+    conv.register_structure_hook(bool, _strict_scalar(bool, (bool,)))
+    conv.register_structure_hook(int, _strict_scalar(int, (int,)))
+    conv.register_structure_hook(float, _strict_scalar(float, (int, float)))
     conv.register_structure_hook_factory(attrs.has, structure_factory)
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     attrs.resolve_types(ToolResultPart, globals(), locals())
@@ -137,22 +160,64 @@ def _make_converter() -> cattrs.Converter:
         raise InvalidInput(f"expected a string or a message object, got {type(value).__name__}")
 
     conv.register_structure_hook(CountInput, structure_count_input)
+
+    def strict_list_factory(kind: Any) -> Callable[[Any, Any], list[Any]]:
+        structure_items = list_structure_factory(kind, conv)
+
+        def structure_list(value: Any, _: Any) -> list[Any]:
+            if not isinstance(value, list):
+                raise ValueError(f"expected a list, got {type(value).__name__}")
+            items: list[Any] = structure_items(value, kind)
+            return items
+
+        return structure_list
+
+    conv.register_structure_hook_factory(_is_list_type, strict_list_factory)
     return conv
 
 
 converter = _make_converter()
 
 
+def _describe_type(kind: Any) -> str:
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(repr(choice) for choice in get_args(kind))
+    if kind == Part:
+        return "a part whose type is one of " + ", ".join(PART_TAGS.values())
+    if kind == CountInput:
+        return "a string or a message object"
+    if get_origin(kind) is list:
+        return "a list"
+    names = {str: "a string", int: "an integer", bool: "true or false", float: "a number"}
+    return names.get(kind) or getattr(kind, "__name__", None) or str(kind)
+
+
+def _format_error(exc: BaseException, kind: Any) -> str:
+    if kind == Part:
+        return f"must be {_describe_type(kind)}"
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if kind is not None:
+        return f"must be {_describe_type(kind)}"
+    return str(exc)
+
+
+_SNAKE_SEGMENT = re.compile(r"\.([a-z]+(?:_[a-z0-9]+)+)")
+
+
 def structure(value: Any, cls: type[T], what: str = "params") -> T:
     """Structure `value` as `cls`, raising `InvalidInput` with a message a person can act on."""
+    if attrs.has(cls) and not isinstance(value, dict):
+        raise InvalidInput(f"invalid {what}: expected an object, got {type(value).__name__}")
     try:
         return converter.structure(value, cls)
     except InvalidInput:
         raise
     except cattrs.BaseValidationError as exc:
-        details = "; ".join(cattrs.transform_error(exc, path=what))
+        details = "; ".join(cattrs.transform_error(exc, what, _format_error))
+        details = _SNAKE_SEGMENT.sub(lambda m: "." + camel(m.group(1)), details)
         raise InvalidInput(f"invalid {what}: {details}") from None
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (cattrs.errors.CattrsError, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InvalidInput(f"invalid {what}: {exc}") from None
 
 

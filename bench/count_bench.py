@@ -1,0 +1,684 @@
+"""How fast tokengauge counts a Copilot-sized request: prints figures, asserts nothing about time.
+
+    python bench/count_bench.py [--quick]
+
+Measures, on the request of `workload.py` (1 system message, 100 mixed messages, 60 tools):
+1. whole-request `Gauge.estimate`, cold (fresh Gauge, encodings loaded) and warm, both encodings;
+2. `Gauge.count` latency per input over the strings Copilot counts one by one (and per message):
+   in process; through a real `python -m tokengauge` over stdio, one request at a time as Copilot
+   sends them (with pygls' client, and with a bare asyncio client to tell the client's share from
+   the server's); and all strings in one batched request;
+3. tokenization throughput of a fresh `TextCounter` against raw tiktoken `encode_ordinary`;
+4. the server's time from spawn to its first `tokenGauge/models` and `countTokens` answers;
+5. memory: the server's RSS with both encodings loaded, and what loading them costs in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import cattrs
+import tiktoken
+from lsprotocol import converters, types
+from pygls.lsp.client import LanguageClient
+from rich.console import Console
+from rich.table import Table
+
+from tokengauge.encodings import EncodingRegistry
+from tokengauge.gauge import Gauge
+from tokengauge.ledger import Ledger
+from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.text_counter import TextCounter
+from tokengauge.wire import CountInput
+from workload import Workload, build_workload
+
+MODELS: Final = ("gpt-4o", "claude-sonnet-4-5")
+"""One model per encoding: o200k_base and cl100k_base."""
+ENCODINGS: Final = ("o200k_base", "cl100k_base")
+LSP_MODEL: Final = "gpt-4o"
+COUNT_TOKENS: Final = "tokenGauge/countTokens"
+MODELS_METHOD: Final = "tokenGauge/models"
+STOP_TIMEOUT_S: Final = 10.0
+WARM_UP_REQUESTS: Final = 50
+
+
+@attrs.frozen
+class Plan:
+    """How many repetitions each measurement gets."""
+
+    cold_runs: int
+    warm_runs: int
+    throughput_reps: int
+    spawns: int
+    empty_calls: int
+
+
+QUICK: Final = Plan(cold_runs=3, warm_runs=5, throughput_reps=2, spawns=3, empty_calls=100)
+FULL: Final = Plan(cold_runs=8, warm_runs=30, throughput_reps=6, spawns=3, empty_calls=500)
+
+
+# --- reporting ------------------------------------------------------------------------------------
+
+
+@attrs.define
+class Report:
+    """Rows of (measurement, value, detail), grouped by section, printed as rich tables."""
+
+    sections: dict[str, list[tuple[str, str, str]]] = attrs.field(factory=dict)
+
+    def add(self, section: str, measurement: str, value: str, detail: str = "") -> None:
+        self.sections.setdefault(section, []).append((measurement, value, detail))
+
+    def print(self, console: Console) -> None:
+        """Machine first, then the numbered sections in order."""
+        for title, rows in sorted(
+            self.sections.items(), key=lambda kv: (kv[0][0].isdigit(), kv[0])
+        ):
+            table = Table(title=title, title_justify="left", expand=False)
+            table.add_column("measurement")
+            table.add_column("value", justify="right")
+            table.add_column("detail", style="dim")
+            for row in rows:
+                table.add_row(*row)
+            console.print(table)
+
+
+def now() -> int:
+    return time.perf_counter_ns()
+
+
+def ms(ns: float) -> str:
+    return f"{ns / 1e6:,.1f} ms" if ns >= 1e7 else f"{ns / 1e6:,.2f} ms"
+
+
+def us(ns: float) -> str:
+    return f"{ns / 1e3:,.0f} µs" if ns >= 1e5 else f"{ns / 1e3:,.1f} µs"
+
+
+def p99(samples: Sequence[int]) -> float:
+    if len(samples) < 2:
+        return float(samples[0])
+    return statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+def latency(samples: Sequence[int]) -> str:
+    """`p50 / p99` in µs."""
+    return f"{us(statistics.median(samples))} / {us(p99(samples))}"
+
+
+def mib(kib: int) -> str:
+    return f"{kib / 1024:,.1f} MiB"
+
+
+def proc_status(field: str, pid: int | str = "self") -> int:
+    """A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB; 0 where there is no /proc."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+# --- machine ------------------------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def machine(report: Report, workload: Workload, strings: Sequence[str]) -> None:
+    section = "machine and workload"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    report.add(section, "platform", platform.platform())
+    report.add(section, "CPU", cpu_model(), f"{os.cpu_count()} cores, {usable} usable")
+    report.add(section, "Python", platform.python_version(), sys.executable)
+    report.add(section, "tiktoken", tiktoken.__version__)
+    chat = len(workload.messages) - 1
+    corpus = workload.corpus().encode()
+    report.add(
+        section,
+        "request",
+        f"1 system + {chat} messages, {len(workload.tools)} tools",
+        f"{len(corpus) / 1024:,.0f} KiB of text",
+    )
+    report.add(
+        section,
+        "Copilot string list",
+        f"{len(strings):,} strings",
+        f"{len(set(strings)):,} distinct; {len(workload.schema_strings()):,} from schemas",
+    )
+
+
+# --- in process -----------------------------------------------------------------------------------
+
+
+def make_gauge(registry: EncodingRegistry, ledger: Ledger | None = None) -> Gauge:
+    """A gauge with both models and an in-memory ledger, unless given one."""
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="bench"),),
+        models=tuple(ModelSettings(id=model, provider="bench") for model in MODELS),
+    )
+    return Gauge(settings, ledger or Ledger(None), registry)
+
+
+def load_encodings(report: Report) -> EncodingRegistry:
+    """Load both bundled encodings, timing each and measuring the RSS they add."""
+    registry = EncodingRegistry()
+    gc.collect()
+    before = proc_status("VmRSS")
+    for name in ENCODINGS:
+        start = now()
+        registry.get(name)
+        report.add(
+            "1. whole request (in process)",
+            f"load {name}",
+            ms(now() - start),
+            "bundled rank file: read, SHA-256, parse, build",
+        )
+    gc.collect()
+    after = proc_status("VmRSS")
+    report.add(
+        "5. memory",
+        "in-process RSS added by loading both encodings",
+        mib(after - before),
+        f"RSS {mib(before)} → {mib(after)}; peak {mib(proc_status('VmHWM'))}",
+    )
+    return registry
+
+
+def whole_request(
+    report: Report, registry: EncodingRegistry, workload: Workload, plan: Plan
+) -> None:
+    """`Gauge.estimate` of the whole request: fresh gauges (cold) and one gauge again (warm)."""
+    section = "1. whole request (in process)"
+    for model_id in MODELS:
+        cold: list[int] = []
+        for _ in range(plan.cold_runs):
+            gauge = make_gauge(registry)
+            model = gauge.model(model_id)
+            start = now()
+            estimate = gauge.estimate(model, workload.messages, workload.tools)
+            cold.append(now() - start)
+        warm: list[int] = []
+        for _ in range(plan.warm_runs):
+            start = now()
+            gauge.estimate(model, workload.messages, workload.tools)
+            warm.append(now() - start)
+        encoding = f"{model_id} ({model.encoding})"
+        report.add(
+            section,
+            f"estimate cold · {encoding}",
+            ms(statistics.median(cold)),
+            f"median of {plan.cold_runs} fresh gauges; {estimate.total:,} tokens "
+            f"(raw {estimate.raw.total:,}; system {estimate.system:,}, tools {estimate.tools:,})",
+        )
+        report.add(
+            section,
+            f"estimate warm · {encoding}",
+            ms(statistics.median(warm)),
+            f"median of {plan.warm_runs}; min {ms(min(warm))}",
+        )
+        report.add(
+            section,
+            f"estimate warm, on-disk ledger · {encoding}",
+            ms(warm_on_disk(registry, workload, model_id, plan.warm_runs)),
+            "as the server runs it: one SQLite read per message digest",
+        )
+
+
+def warm_on_disk(registry: EncodingRegistry, workload: Workload, model_id: str, runs: int) -> float:
+    """Median warm `estimate` with a diskcache ledger, like the server's."""
+    with tempfile.TemporaryDirectory(prefix="tokengauge-bench-") as tmp:
+        ledger = Ledger(Path(tmp) / "ledger")
+        try:
+            gauge = make_gauge(registry, ledger)
+            model = gauge.model(model_id)
+            gauge.estimate(model, workload.messages, workload.tools)
+            samples: list[int] = []
+            for _ in range(runs):
+                start = now()
+                gauge.estimate(model, workload.messages, workload.tools)
+                samples.append(now() - start)
+        finally:
+            ledger.close()
+    return statistics.median(samples)
+
+
+def direct_counts(
+    report: Report, registry: EncodingRegistry, workload: Workload, model_id: str
+) -> None:
+    """`gauge.count(model_id, [item])` per string, then per message, on a fresh gauge, twice."""
+    section = "2. count per input, direct `Gauge.count` (in process)"
+    gauge = make_gauge(registry)
+    gauge.count(model_id, ["warm-up"])
+    inputs: tuple[tuple[str, Sequence[CountInput]], ...] = (
+        ("strings", workload.copilot_strings()),
+        ("messages", workload.messages),
+    )
+    for what, items in inputs:
+        for label in ("cold", "warm"):
+            samples: list[int] = []
+            for item in items:
+                start = now()
+                gauge.count(model_id, [item])
+                samples.append(now() - start)
+            report.add(
+                section,
+                f"{what} {label} · {model_id} p50 / p99",
+                latency(samples),
+                f"total {ms(sum(samples))} for {len(samples):,}; max {us(max(samples))}",
+            )
+
+
+def throughput(report: Report, registry: EncodingRegistry, workload: Workload, plan: Plan) -> None:
+    """MB/s of a fresh `TextCounter` against raw `encode_ordinary`, on the request's text."""
+    section = "3. tokenization throughput"
+    corpus = workload.corpus()
+    size_mb = len(corpus.encode()) / 1e6
+    strings = workload.copilot_strings()
+    for name in ENCODINGS:
+        encoding = registry.get(name)
+
+        def run_counter(encoding: tiktoken.Encoding = encoding) -> int:
+            return TextCounter(encoding).count(corpus)
+
+        def run_raw(encoding: tiktoken.Encoding = encoding) -> int:
+            return len(encoding.encode_ordinary(corpus))
+
+        counter_ns, counted = median_time(run_counter, plan.throughput_reps)
+        raw_ns, raw = median_time(run_raw, plan.throughput_reps)
+        same = "same count" if counted == raw else f"COUNTS DIFFER: {counted:,} vs {raw:,}"
+        report.add(
+            section,
+            f"TextCounter (fresh) · {name}",
+            f"{size_mb / (counter_ns / 1e9):.2f} MB/s",
+            f"{ms(counter_ns)} for {size_mb:.2f} MB, {counted:,} tokens; {same}",
+        )
+        report.add(
+            section,
+            f"tiktoken encode_ordinary · {name}",
+            f"{size_mb / (raw_ns / 1e9):.2f} MB/s",
+            f"{ms(raw_ns)}; TextCounter overhead {100 * (counter_ns / raw_ns - 1):+.1f}%",
+        )
+
+        def list_counter(encoding: tiktoken.Encoding = encoding) -> int:
+            counter = TextCounter(encoding)
+            return sum(counter.count(text) for text in strings)
+
+        def list_raw(encoding: tiktoken.Encoding = encoding) -> int:
+            return sum(len(encoding.encode_ordinary(text)) for text in strings)
+
+        list_ns, _ = median_time(list_counter, plan.throughput_reps)
+        list_raw_ns, _ = median_time(list_raw, plan.throughput_reps)
+        report.add(
+            section,
+            f"Copilot string list, one by one · {name}",
+            f"{ms(list_ns)} vs {ms(list_raw_ns)}",
+            f"fresh TextCounter vs raw encode over {len(strings):,} strings",
+        )
+
+
+def median_time(run: Callable[[], int], reps: int) -> tuple[float, int]:
+    """Median wall time of `reps` runs, and the last run's result."""
+    times: list[int] = []
+    result = 0
+    for _ in range(reps):
+        start = now()
+        result = run()
+        times.append(now() - start)
+    return statistics.median(times), result
+
+
+# --- over LSP -------------------------------------------------------------------------------------
+
+CountFn = Callable[[str, Sequence[Any]], Awaitable[Any]]
+
+
+def init_options(storage: Path) -> dict[str, Any]:
+    """`initializationOptions`: a provider nobody listens on, and one model per encoding."""
+    return {
+        "storageDir": str(storage),
+        "providers": [{"id": "bench", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1"}],
+        "models": [{"id": model, "provider": "bench"} for model in MODELS],
+    }
+
+
+def plain_converter() -> cattrs.Converter:
+    """lsprotocol's converter without pygls' namedtuple hooks: custom results stay plain JSON,
+    as `vscode-jsonrpc` hands them to the extension."""
+    return converters.get_converter()
+
+
+@attrs.define
+class Session:
+    """A running `python -m tokengauge` and the pygls client talking to it over stdio."""
+
+    client: LanguageClient
+    process: asyncio.subprocess.Process
+    storage: Path
+    logs: list[str] = attrs.field(factory=list)
+    """`window/logMessage` texts."""
+    stderr: list[bytes] = attrs.field(factory=list)
+
+    async def initialize(self) -> None:
+        params = types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            initialization_options=init_options(self.storage),
+        )
+        await self.client.initialize_async(params)
+        self.client.initialized(types.InitializedParams())
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self.client.protocol.send_request_async(method, params)
+
+    async def count(self, model_id: str, inputs: Sequence[Any]) -> Any:
+        return await self.request(COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)})
+
+
+async def drain(stream: asyncio.StreamReader | None, sink: list[bytes]) -> None:
+    """Read the server's stderr so it never blocks on a full pipe; keep the last lines."""
+    if stream is None:
+        return
+    while line := await stream.readline():
+        sink.append(line)
+        del sink[:-50]
+
+
+async def kill(process: asyncio.subprocess.Process) -> None:
+    """The last resort, for a server that did not exit when asked."""
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
+async def stop(session: Session) -> None:
+    """shutdown + exit, then wait for the process; kill it only if it does not go."""
+    client, process = session.client, session.process
+    with contextlib.suppress(Exception):
+        if process.returncode is None and not client.stopped:
+            await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
+            client.exit(None)
+    try:
+        await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)  # type: ignore[no-untyped-call]
+    except Exception:
+        await kill(process)
+
+
+@contextlib.asynccontextmanager
+async def spawn_server(storage: Path) -> AsyncIterator[Session]:
+    """Start `python -m tokengauge` with a pygls client; always stop it cleanly."""
+    client = LanguageClient("tokengauge-bench", "0", converter_factory=plain_converter)
+    logs: list[str] = []
+    client.feature(types.WINDOW_LOG_MESSAGE)(lambda params: logs.append(params.message))
+    await client.start_io(sys.executable, "-m", "tokengauge")
+    process = client._server
+    if process is None:
+        raise RuntimeError("the server process did not start")
+    session = Session(client, process, storage, logs=logs)
+    reader = asyncio.create_task(drain(process.stderr, session.stderr))
+    try:
+        yield session
+    except BaseException:
+        tail = b"".join(session.stderr[-20:]).decode(errors="replace")
+        print(f"server stderr (last lines):\n{tail}", file=sys.stderr)
+        raise
+    finally:
+        await stop(session)
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(reader, STOP_TIMEOUT_S)
+
+
+@attrs.define
+class BareClient:
+    """Just JSON-RPC framing over asyncio pipes: the server's cost without pygls' client."""
+
+    process: asyncio.subprocess.Process
+    last_id: int = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.process.stdin is None:
+            raise RuntimeError("the server has no stdin")
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def receive(self) -> dict[str, Any]:
+        if self.process.stdout is None:
+            raise RuntimeError("the server has no stdout")
+        length = 0
+        while (line := await self.process.stdout.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if not length:
+            raise ConnectionError("the server closed its output")
+        message: dict[str, Any] = json.loads(await self.process.stdout.readexactly(length))
+        return message
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.last_id += 1
+        self.send({"id": self.last_id, "method": method, "params": params})
+        while True:  # Skips the server's notifications.
+            message = await self.receive()
+            if message.get("id") == self.last_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result")
+
+    async def count(self, model_id: str, inputs: Sequence[Any]) -> Any:
+        return await self.request(COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)})
+
+
+@contextlib.asynccontextmanager
+async def spawn_bare(storage: Path) -> AsyncIterator[BareClient]:
+    """Start and initialize `python -m tokengauge` for a `BareClient`; always stop it cleanly."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tokengauge",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    client = BareClient(process)
+    try:
+        params = {"capabilities": {}, "initializationOptions": init_options(storage)}
+        await client.request("initialize", params)
+        client.send({"method": "initialized", "params": {}})
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.request("shutdown", None), STOP_TIMEOUT_S)
+            client.send({"method": "exit"})
+        try:
+            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            await kill(process)
+
+
+async def timed(count: CountFn, model_id: str, inputs: Sequence[Any]) -> int:
+    start = now()
+    await count(model_id, inputs)
+    return now() - start
+
+
+async def one_by_one(count: CountFn, inputs: Sequence[Any]) -> tuple[list[int], int]:
+    """Each input in its own request, each awaited before the next; per-call times and wall."""
+    start = now()
+    samples = [await timed(count, LSP_MODEL, [item]) for item in inputs]
+    return samples, now() - start
+
+
+async def warm_up(count: CountFn) -> None:
+    """One count per model (both encodings loaded), then a few untimed requests."""
+    for model_id in MODELS:
+        await count(model_id, ["warm-up"])
+    for _ in range(WARM_UP_REQUESTS):
+        await count(LSP_MODEL, [])
+
+
+def add_passes(
+    report: Report, section: str, label: str, samples: list[int], wall: int, what: str
+) -> None:
+    report.add(
+        section,
+        f"{label} p50 / p99",
+        latency(samples),
+        f"max {us(max(samples))}, mean {us(statistics.fmean(samples))}; "
+        f"{len(samples):,} {what} one by one: {ms(wall)} wall",
+    )
+
+
+async def pygls_round_trips(
+    report: Report, root: Path, strings: Sequence[str], messages: Sequence[Any], plan: Plan
+) -> None:
+    """Strings, then whole messages, one countTokens request each, as Copilot sends them."""
+    section = "2a. count over LSP, one request at a time (pygls client, stdio)"
+    async with spawn_server(Path(tempfile.mkdtemp(dir=root))) as session:
+        await session.initialize()
+        await warm_up(session.count)
+        rss_loaded = proc_status("VmRSS", session.process.pid)
+        empty = [await timed(session.count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
+        report.add(
+            section,
+            "empty request (inputs: []) p50 / p99",
+            latency(empty),
+            f"{plan.empty_calls} calls: transport, JSON-RPC and pygls, no counting",
+        )
+        for label in ("cold", "warm"):
+            samples, wall = await one_by_one(session.count, strings)
+            add_passes(report, section, f"strings {label} · {LSP_MODEL}", samples, wall, "strings")
+        for label in ("first", "again"):
+            samples, wall = await one_by_one(session.count, messages)
+            add_passes(report, section, f"messages {label} · {LSP_MODEL}", samples, wall, "msgs")
+        rss_after = proc_status("VmRSS", session.process.pid)
+        hwm = proc_status("VmHWM", session.process.pid)
+    section = "5. memory"
+    report.add(section, "server RSS, both encodings loaded", mib(rss_loaded), "one count each")
+    report.add(section, "server RSS after the LSP passes", mib(rss_after), f"peak {mib(hwm)}")
+
+
+async def bare_round_trips(report: Report, root: Path, strings: Sequence[str], plan: Plan) -> None:
+    """The same string passes with `BareClient`, to tell the client's share from the server's."""
+    section = "2a. count over LSP, one request at a time (pygls client, stdio)"
+    async with spawn_bare(Path(tempfile.mkdtemp(dir=root))) as client:
+        await warm_up(client.count)
+        empty = [await timed(client.count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
+        report.add(section, "bare asyncio client: empty request p50 / p99", latency(empty))
+        for label in ("cold", "warm"):
+            samples, wall = await one_by_one(client.count, strings)
+            add_passes(report, section, f"bare asyncio client: strings {label}", samples, wall,
+                       "strings")  # fmt: skip
+
+
+@attrs.frozen
+class FirstAnswers:
+    """Wall times from spawning one server, in ns."""
+
+    initialized: int
+    models: int
+    count: int
+    batch_cold: int
+    batch_warm: int
+
+
+async def first_answers(root: Path, strings: Sequence[str]) -> FirstAnswers:
+    """Spawn, initialize, ask for the models, count once; then all strings in one batch."""
+    start = now()
+    async with spawn_server(Path(tempfile.mkdtemp(dir=root))) as session:
+        await session.initialize()
+        initialized = now() - start
+        await session.request(MODELS_METHOD, {})
+        models = now() - start
+        await session.count(LSP_MODEL, ["Hello, world"])
+        count = now() - start
+        batch_cold = await timed(session.count, LSP_MODEL, strings)
+        batch_warm = await timed(session.count, LSP_MODEL, strings)
+    return FirstAnswers(initialized, models, count, batch_cold, batch_warm)
+
+
+async def startup(report: Report, root: Path, strings: Sequence[str], plan: Plan) -> None:
+    """Section 4, and the batched requests of section 2 (cold: the server's first real request)."""
+    runs = [await first_answers(root, strings) for _ in range(plan.spawns)]
+    section = "4. server start (spawn → answer, wall time)"
+    for label, field in (
+        ("initialize answered", "initialized"),
+        ("first tokenGauge/models answered", "models"),
+        ("first tokenGauge/countTokens answered", "count"),
+    ):
+        values = [getattr(run, field) for run in runs]
+        spread = ", ".join(ms(v) for v in values)
+        report.add(section, label, ms(statistics.median(values)), f"median of {spread}")
+    section = "2b. batched count over LSP (one request with every string)"
+    for label, field in (("cold (new server)", "batch_cold"), ("warm (same again)", "batch_warm")):
+        values = [getattr(run, field) for run in runs]
+        report.add(
+            section,
+            f"{label} · {LSP_MODEL}",
+            ms(statistics.median(values)),
+            f"{len(strings):,} strings; median of {plan.spawns} spawns",
+        )
+
+
+async def over_lsp(report: Report, workload: Workload, plan: Plan) -> None:
+    strings = workload.copilot_strings()
+    messages = workload.to_json()["messages"]
+    with tempfile.TemporaryDirectory(prefix="tokengauge-bench-") as tmp:
+        root = Path(tmp)
+        await pygls_round_trips(report, root, strings, messages, plan)
+        await bare_round_trips(report, root, strings, plan)
+        await startup(report, root, strings, plan)
+
+
+# --- main -----------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (~30 s)")
+    args = parser.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 132)
+    report = Report()
+    started = now()
+
+    workload = build_workload()
+    strings = workload.copilot_strings()
+    registry = load_encodings(report)  # First, so its RSS delta is about the encodings alone.
+    machine(report, workload, strings)
+    with console.status("whole request…"):
+        whole_request(report, registry, workload, plan)
+    with console.status("per-input counts…"):
+        for model_id in MODELS:
+            direct_counts(report, registry, workload, model_id)
+    with console.status("throughput…"):
+        throughput(report, registry, workload, plan)
+    with console.status("language server…"):
+        asyncio.run(over_lsp(report, workload, plan))
+
+    report.print(console)
+    console.print(f"[dim]{'quick' if args.quick else 'full'} run took {ms(now() - started)}[/dim]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""End to end over stdio: every custom method of DESIGN §3 that step 1 serves."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+import tiktoken
+from lsprotocol.types import MessageType
+from pygls.exceptions import JsonRpcInvalidParams
+from pytest_lsp import LanguageClient
+
+from tests.lsp.helpers import (
+    call,
+    expect_notification,
+    init_options,
+    running_server,
+    text_message,
+)
+from tokengauge.encodings import EncodingRegistry
+
+ENCODINGS = EncodingRegistry()
+
+
+def exact(text: str, encoding: str = "o200k_base") -> int:
+    enc: tiktoken.Encoding = ENCODINGS.get(encoding)
+    return len(enc.encode_ordinary(text))
+
+
+def conversation(size: int = 50) -> list[dict]:
+    return [
+        text_message("system", "You are terse. " * 20),
+        text_message("user", "Explain this code please. " * size),
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "value": "Let me read it."},
+                {"type": "toolCall", "callId": "c1", "name": "read_file", "input": {"p": "a.py"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "toolResult",
+                    "callId": "c1",
+                    "content": [{"type": "text", "value": "def f():\n    return 1\n" * size}],
+                },
+                {"type": "data", "mimeType": "cache_control", "data": "ZXBoZW1lcmFs"},
+            ],
+        },
+    ]
+
+
+async def test_models_report_budgets(client: LanguageClient):
+    models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
+    gpt = models["gpt-4o"]
+    assert gpt["contextWindow"] == 128_000
+    assert gpt["maxInputTokens"] == 128_000 - 16_384
+    assert gpt["capabilities"] == {"toolCalling": True, "imageInput": True}
+    assert gpt["name"] == "GPT-4o" and gpt["family"] == "gpt-4o"
+    small = models["local-small"]
+    assert small["maxInputTokens"] == 8192 - 2048
+    assert small["maxOutputTokens"] == 2048
+
+
+async def test_batch_count_of_strings_and_messages(client: LanguageClient):
+    strings = ["hello world", "", "日本語のテキストです。", '{"type": "object"}', "a\ud800b"]
+    message = text_message("user", "hello world", "second part")
+    result = await call(
+        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": [*strings, message]}
+    )
+    assert isinstance(result["epoch"], int)
+    assert result["scale"] == pytest.approx(1.05)
+    for text, raw, tokens in zip(strings, result["raw"], result["tokens"], strict=False):
+        assert raw >= exact(text)
+        assert tokens == math.ceil(raw * 1.05 - 1e-9)
+    assert result["raw"][:4] == [exact(s) for s in strings[:4]]
+    assert result["raw"][5] == 4 + exact("hello world") + exact("second part")
+
+
+async def test_encoding_follows_family(client: LanguageClient):
+    text = "The quick brown fox — ünïcödé — 你好世界 " * 20
+    gpt = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": [text]})
+    claude = await call(
+        client, "tokenGauge/countTokens", {"modelId": "claude-sonnet-4-5", "inputs": [text]}
+    )
+    assert gpt["raw"] == [exact(text, "o200k_base")]
+    assert claude["raw"] == [exact(text, "cl100k_base")]
+
+
+async def test_huge_text(client: LanguageClient):
+    text = "lorem ipsum dolor sit amet, " * 40_000  # ~1.1 MB
+    result = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": [text]})
+    assert result["raw"] == [exact(text)]
+
+
+BAD_PARAMS = [
+    pytest.param({"inputs": ["x"]}, "modelId", id="missing-model"),
+    pytest.param({"modelId": "nope", "inputs": ["x"]}, "unknown model 'nope'", id="unknown-model"),
+    pytest.param({"modelId": "gpt-4o", "inputs": "x"}, "inputs", id="inputs-not-list"),
+    pytest.param({"modelId": "gpt-4o", "inputs": [5]}, "inputs[0]", id="number-input"),
+    pytest.param(
+        {"modelId": "gpt-4o", "inputs": [{"role": "robot", "content": []}]},
+        "inputs[0].role",
+        id="bad-role",
+    ),
+    pytest.param(
+        {"modelId": "gpt-4o", "inputs": [{"role": "user", "content": [{"type": "video"}]}]},
+        "inputs[0].content[0]",
+        id="unknown-part-type",
+    ),
+    pytest.param(None, "params are missing", id="no-params"),
+]
+
+
+@pytest.mark.parametrize(("params", "needle"), BAD_PARAMS)
+async def test_bad_params_are_clear_errors_and_the_server_keeps_serving(
+    client: LanguageClient, params: object, needle: str
+):
+    with pytest.raises(JsonRpcInvalidParams) as caught:
+        await client.protocol.send_request_async("tokenGauge/countTokens", params)
+    assert needle in caught.value.message
+    after = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["ok"]})
+    assert after["raw"] == [exact("ok")]
+
+
+async def test_record_usage_sends_status_and_counts_follow_actuals(client: LanguageClient):
+    messages = conversation()
+    counted = await call(
+        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+    )
+    status = expect_notification(client, "tokenGauge/status")
+    actual = 2_345
+    result = await call(
+        client,
+        "tokenGauge/recordUsage",
+        {
+            "modelId": "gpt-4o",
+            "messages": messages,
+            "usage": {"totalInputTokens": actual, "outputTokens": 120},
+        },
+    )
+    assert result["epoch"] != counted["epoch"]
+    shown = await asyncio.wait_for(status, 10)
+    assert shown.text == f"$(pulse) 2.3k / 112k · {round(actual / 111_616 * 100)}%"
+    assert shown.severity == "info"
+    assert "| **input (API)** | **2,345** |" in shown.tooltip
+    again = await call(
+        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+    )
+    assert again["epoch"] == result["epoch"]
+    breakdown = result["estimate"]
+    # Messages now carry the API's share of the total: system and tools estimates + actuals ≈ total.
+    shares = actual - breakdown["system"] - breakdown["tools"]
+    assert sum(again["tokens"]) >= shares
+    assert sum(again["tokens"]) <= math.ceil(shares * 1.02) + len(messages)
+    usage = await call(client, "tokenGauge/usage", {})
+    assert usage["latest"]["inputTokens"] == actual
+    assert usage["history"][-1]["inputTokens"] == actual
+    assert usage["history"][-1]["kind"] == "usage"
+
+
+async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Path):
+    body = (wire / "error-llamacpp-exceed-context-size.json").read_text()
+    messages = conversation()
+    changed = expect_notification(client, "tokenGauge/modelsChanged")
+    result = await call(
+        client,
+        "tokenGauge/recordError",
+        {"modelId": "local-small", "messages": messages, "body": body, "status": 400},
+    )
+    assert result["error"]["kind"] == "overflow"
+    assert result["learnedLimit"] is None  # n_ctx 8192 is the configured window already
+    counted = await call(
+        client, "tokenGauge/countTokens", {"modelId": "local-small", "inputs": messages[1:]}
+    )
+    assert sum(counted["tokens"]) > 8192
+    assert not changed.done()
+    changed.cancel()
+
+    lower = '{"error":{"type":"exceed_context_size_error","n_prompt_tokens":7000,"n_ctx":4096}}'
+    changed = expect_notification(client, "tokenGauge/modelsChanged")
+    result = await call(
+        client,
+        "tokenGauge/recordError",
+        {"modelId": "local-small", "messages": messages, "body": lower, "status": 400},
+    )
+    assert result["learnedLimit"] == 4096
+    await asyncio.wait_for(changed, 10)
+    models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
+    assert models["local-small"]["maxInputTokens"] == 4096 - 1024
+    assert models["local-small"]["contextWindow"] == 4096
+
+
+async def test_calibration_outlives_a_restart(tmp_path: Path):
+    options = init_options(tmp_path / "storage")
+    messages = conversation()
+    async with running_server(options) as first:
+        await call(
+            first,
+            "tokenGauge/recordUsage",
+            {"modelId": "gpt-4o", "messages": messages, "usage": {"totalInputTokens": 5000}},
+        )
+        before = await call(
+            first, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+        )
+    async with running_server(options) as second:
+        after = await call(
+            second, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+        )
+        usage = await call(second, "tokenGauge/usage", {})
+    assert after["tokens"] == before["tokens"]
+    assert usage["persistent"] is True
+    assert usage["history"][-1]["inputTokens"] == 5000
+
+
+async def test_corrupt_ledger_degrades_to_memory(tmp_path: Path):
+    ledger = tmp_path / "storage" / "ledger"
+    ledger.mkdir(parents=True)
+    (ledger / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
+    async with running_server(init_options(tmp_path / "storage")) as client:
+        result = await call(
+            client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["still works"]}
+        )
+        usage = await call(client, "tokenGauge/usage", {})
+        warnings = [m.message for m in client.log_messages if m.type == MessageType.Warning]
+    assert result["raw"] == [exact("still works")]
+    assert usage["persistent"] is False
+    assert any(str(ledger) in w for w in warnings), warnings

@@ -1,0 +1,449 @@
+"""Tests for tokengauge.counting: digests, and raw counts of parts, messages, tools and requests.
+
+Expected counts are computed here from tiktoken directly (`encode_ordinary`), following DESIGN §4.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import tiktoken
+
+from tokengauge.counting import (
+    RequestCounter,
+    countable_parts,
+    is_ephemeral,
+    message_digest,
+)
+from tokengauge.encodings import EncodingRegistry
+from tokengauge.images import WORST_CASE, ImageRule
+from tokengauge.text_counter import TextCounter
+from tokengauge.wire import (
+    DataPart,
+    Message,
+    Part,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    UnknownPart,
+)
+
+
+@pytest.fixture(scope="module")
+def registry() -> EncodingRegistry:
+    return EncodingRegistry()
+
+
+@pytest.fixture(scope="module", params=["cl100k_base", "o200k_base"])
+def enc(request: pytest.FixtureRequest, registry: EncodingRegistry) -> tiktoken.Encoding:
+    return registry.get(request.param)
+
+
+@pytest.fixture
+def counter(enc: tiktoken.Encoding) -> RequestCounter:
+    return RequestCounter(TextCounter(enc), ImageRule.OPENAI)
+
+
+def n(enc: tiktoken.Encoding, text: str) -> int:
+    """Exact tiktoken count."""
+    return len(enc.encode_ordinary(text))
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def png(width: int, height: int) -> bytes:
+    """A complete 1-bit greyscale PNG."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    idat = zlib.compress((b"\x00" * (1 + math.ceil(width / 8))) * height)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+PNG_1024 = b64(png(1024, 1024))
+EPHEMERAL = ("cache_control", "stateful_marker", "usage")
+USAGE_JSON = b64(json.dumps({"prompt_tokens": 1200, "completion_tokens": 80}).encode())
+
+
+# --- digests ------------------------------------------------------------------------------------
+
+
+def user(*parts: Part, role: Any = "user") -> Message:
+    return Message(role=role, content=list(parts))
+
+
+@pytest.mark.parametrize("mime", EPHEMERAL)
+def test_digest_ignores_ephemeral_parts(mime: str) -> None:
+    plain = user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "a.py"}))
+    marked = user(
+        DataPart(mime, USAGE_JSON),
+        TextPart("hello"),
+        DataPart(mime, b64(b"ephemeral")),
+        ToolCallPart("c1", "read", {"path": "a.py"}),
+        DataPart(mime, ""),
+    )
+    assert message_digest(marked) == message_digest(plain)
+
+
+@pytest.mark.parametrize("mime", EPHEMERAL)
+def test_digest_ignores_ephemeral_parts_inside_tool_results(mime: str) -> None:
+    plain = user(ToolResultPart("c1", [TextPart("file contents")]))
+    marked = user(ToolResultPart("c1", [TextPart("file contents"), DataPart(mime, USAGE_JSON)]))
+    assert message_digest(marked) == message_digest(plain)
+
+
+def test_digest_is_stable_and_hex_sha256() -> None:
+    def build() -> Message:
+        return user(
+            TextPart("héllo 世界 🎉"),
+            ToolResultPart("c1", [TextPart("ok"), DataPart("image/png", PNG_1024)]),
+            ThinkingPart("hmm"),
+            UnknownPart({"k": [1, 2]}),
+        )
+
+    first = message_digest(build())
+    assert first == message_digest(build())
+    assert first == message_digest(build())
+    assert len(first) == 64
+    int(first, 16)
+
+
+BASE = user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "a.py"}))
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param(user(*BASE.content, role="assistant"), id="role"),
+        pytest.param(user(TextPart("hello!"), BASE.content[1]), id="text"),
+        pytest.param(user(BASE.content[1], TextPart("hello")), id="order"),
+        pytest.param(
+            user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "b.py"})), id="arg"
+        ),
+        pytest.param(
+            user(TextPart("hello"), ToolCallPart("c2", "read", {"path": "a.py"})), id="id"
+        ),
+        pytest.param(user(ThinkingPart("hello"), BASE.content[1]), id="text-vs-thinking"),
+        pytest.param(user(TextPart("hello"), BASE.content[1], TextPart("")), id="extra-part"),
+        pytest.param(user(*BASE.content, DataPart("image/png", PNG_1024)), id="non-ephemeral-data"),
+    ],
+)
+def test_digest_changes_with_content(changed: Message) -> None:
+    assert message_digest(changed) != message_digest(BASE)
+
+
+def test_countable_parts_drops_ephemeral_everywhere() -> None:
+    image = DataPart("image/png", PNG_1024)
+    parts: list[Part] = [
+        DataPart("cache_control", ""),
+        TextPart("a"),
+        ToolResultPart("c1", [DataPart("stateful_marker", "eA=="), TextPart("b"), image]),
+        DataPart("usage", USAGE_JSON),
+        ThinkingPart("t"),
+    ]
+    assert countable_parts(parts) == [
+        TextPart("a"),
+        ToolResultPart("c1", [TextPart("b"), image]),
+        ThinkingPart("t"),
+    ]
+    # The input is left as it was.
+    assert len(parts) == 5
+    assert isinstance(parts[2], ToolResultPart)
+    assert len(parts[2].content) == 3
+
+
+@pytest.mark.parametrize(
+    ("part", "ephemeral"),
+    [
+        pytest.param(DataPart("cache_control", ""), True, id="cache_control"),
+        pytest.param(DataPart("stateful_marker", ""), True, id="stateful_marker"),
+        pytest.param(DataPart("usage", ""), True, id="usage"),
+        pytest.param(DataPart("image/png", ""), False, id="image"),
+        pytest.param(TextPart("usage"), False, id="text-saying-usage"),
+    ],
+)
+def test_is_ephemeral(part: Part, ephemeral: bool) -> None:
+    assert is_ephemeral(part) is ephemeral
+
+
+# --- parts --------------------------------------------------------------------------------------
+
+TOOL_INPUT = {"query": "日本語 ünïcödé", "limit": 10, "nested": {"flags": [True, None]}}
+JSON_DOC = {"name": "tokengauge", "tags": ["λ", "🎉"], "n": 3}
+BINARY = b64(bytes(range(256)) * 3)  # 1024 base64 characters
+
+PARTS: list[Any] = [
+    pytest.param(TextPart("Hello, world!"), lambda e: n(e, "Hello, world!"), id="text"),
+    pytest.param(TextPart(""), lambda e: 0, id="empty-text"),
+    pytest.param(
+        ThinkingPart("Let me think… 考える"), lambda e: n(e, "Let me think… 考える"), id="thinking"
+    ),
+    pytest.param(
+        ToolCallPart("call_1", "search_files", TOOL_INPUT),
+        lambda e: n(e, "search_files") + n(e, json.dumps(TOOL_INPUT, ensure_ascii=False)),
+        id="tool-call",
+    ),
+    pytest.param(
+        ToolCallPart("call_2", "list", {}),
+        lambda e: n(e, "list") + n(e, "{}"),
+        id="tool-call-empty-input",
+    ),
+    pytest.param(
+        ToolCallPart("call_3", "raw", "not json {"),
+        lambda e: n(e, "raw") + n(e, json.dumps("not json {", ensure_ascii=False)),
+        id="tool-call-string-input",
+    ),
+    pytest.param(
+        ToolResultPart(
+            "call_1",
+            [
+                TextPart("first"),
+                DataPart("usage", USAGE_JSON),
+                DataPart("text/plain", b64("second ✓".encode())),
+            ],
+        ),
+        lambda e: n(e, "first") + n(e, "second ✓"),
+        id="tool-result",
+    ),
+    pytest.param(
+        ToolResultPart("call_1", [TextPart("see image"), DataPart("image/png", PNG_1024)]),
+        lambda e: n(e, "see image") + 765,
+        id="tool-result-with-image",
+    ),
+    pytest.param(ToolResultPart("call_1", []), lambda e: 0, id="tool-result-empty"),
+    pytest.param(DataPart("image/png", PNG_1024), lambda e: 765, id="image"),
+    pytest.param(
+        DataPart("image/jpeg", "garbage!"),
+        lambda e: WORST_CASE[ImageRule.OPENAI],
+        id="image-unreadable",
+    ),
+    pytest.param(
+        DataPart("image/png", ""), lambda e: WORST_CASE[ImageRule.OPENAI], id="image-empty"
+    ),
+    pytest.param(
+        DataPart("text/plain", b64("plain text, naïve café".encode())),
+        lambda e: n(e, "plain text, naïve café"),
+        id="text-plain",
+    ),
+    pytest.param(
+        DataPart("text/markdown", b64(b"# Title\n\n* item\n")),
+        lambda e: n(e, "# Title\n\n* item\n"),
+        id="text-markdown",
+    ),
+    pytest.param(
+        DataPart("application/json", b64(json.dumps(JSON_DOC, ensure_ascii=False).encode())),
+        lambda e: n(e, json.dumps(JSON_DOC, ensure_ascii=False)),
+        id="application-json",
+    ),
+    pytest.param(
+        DataPart("text/plain", b64(b"\xff\xfe\xfa not utf-8")),
+        lambda e: math.ceil(len(b64(b"\xff\xfe\xfa not utf-8")) / 4),
+        id="text-not-utf8-by-size",
+    ),
+    pytest.param(DataPart("application/pdf", BINARY), lambda e: 1024 // 4, id="binary"),
+    pytest.param(DataPart("application/octet-stream", "QUJDRA=="), lambda e: 2, id="binary-small"),
+    pytest.param(DataPart("application/zip", "QQ"), lambda e: 1, id="binary-rounds-up"),
+    pytest.param(DataPart("cache_control", USAGE_JSON), lambda e: 0, id="cache_control"),
+    pytest.param(DataPart("stateful_marker", USAGE_JSON), lambda e: 0, id="stateful_marker"),
+    pytest.param(DataPart("usage", USAGE_JSON), lambda e: 0, id="usage"),
+    pytest.param(
+        UnknownPart({"kind": "mystery", "payload": ["ü", 1]}),
+        lambda e: n(e, json.dumps({"kind": "mystery", "payload": ["ü", 1]}, ensure_ascii=False)),
+        id="unknown",
+    ),
+    pytest.param(UnknownPart(None), lambda e: n(e, "null"), id="unknown-null"),
+]
+
+
+@pytest.mark.parametrize(("part", "expected"), PARTS)
+def test_part(
+    counter: RequestCounter,
+    enc: tiktoken.Encoding,
+    part: Part,
+    expected: Callable[[tiktoken.Encoding], int],
+) -> None:
+    assert counter.part(part) == expected(enc)
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        pytest.param(ImageRule.OPENAI, 765, id="openai"),
+        pytest.param(ImageRule.ANTHROPIC, math.ceil(1024 * 1024 / 750), id="anthropic"),
+        pytest.param(ImageRule.GEMINI, 258 * 4, id="gemini"),
+    ],
+)
+def test_image_part_follows_the_rule(
+    enc: tiktoken.Encoding, rule: ImageRule, expected: int
+) -> None:
+    counter = RequestCounter(TextCounter(enc), rule)
+    assert counter.part(DataPart("image/png", PNG_1024)) == expected
+
+
+def test_part_rejects_non_parts(counter: RequestCounter) -> None:
+    with pytest.raises(TypeError):
+        counter.part("just a string")  # type: ignore[arg-type]
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def test_message_is_4_plus_name_plus_parts(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    message = Message(
+        role="assistant",
+        name="helper_bot",
+        content=[
+            TextPart("I'll read the file."),
+            ThinkingPart("The user wants a.py"),
+            ToolCallPart("c1", "read_file", {"path": "src/a.py"}),
+            DataPart("cache_control", ""),
+        ],
+    )
+    expected = (
+        4
+        + n(enc, "helper_bot")
+        + n(enc, "I'll read the file.")
+        + n(enc, "The user wants a.py")
+        + n(enc, "read_file")
+        + n(enc, json.dumps({"path": "src/a.py"}, ensure_ascii=False))
+    )
+    assert counter.message(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        pytest.param(Message(role="user"), lambda e: 4, id="empty"),
+        pytest.param(Message(role="user", name=""), lambda e: 4, id="empty-name"),
+        pytest.param(
+            Message(role="user", content=[DataPart("usage", USAGE_JSON)]),
+            lambda e: 4,
+            id="only-ephemeral",
+        ),
+        pytest.param(
+            Message(role="system", content=[TextPart("You are terse.")]),
+            lambda e: 4 + n(e, "You are terse."),
+            id="system-text",
+        ),
+        pytest.param(
+            Message(role="user", content=[TextPart("a"), TextPart("b")]),
+            lambda e: 4 + n(e, "a") + n(e, "b"),
+            id="parts-counted-separately",
+        ),
+    ],
+)
+def test_message_table(
+    counter: RequestCounter,
+    enc: tiktoken.Encoding,
+    message: Message,
+    expected: Callable[[tiktoken.Encoding], int],
+) -> None:
+    assert counter.message(message) == expected(enc)
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+READ_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "description": "Fichier à lire"}},
+    "required": ["path"],
+}
+GREP_SCHEMA = {"type": "object", "properties": {"pattern": {"type": "string"}}}
+
+
+def gcmp(enc: tiktoken.Encoding, tools: list[tuple[str, str, Any]]) -> int:
+    body = sum(
+        8 + n(enc, name) + n(enc, description) + n(enc, json.dumps(schema, ensure_ascii=False))
+        for name, description, schema in tools
+    )
+    return math.ceil((16 + body) * 1.1)
+
+
+def test_tools_gcmp_formula(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    tools = [
+        ("read_file", "Read a file from the workspace. Lit un fichier.", READ_SCHEMA),
+        ("grep", "Search text", GREP_SCHEMA),
+        ("noop", "", {}),
+    ]
+    given = [Tool(name, description, schema) for name, description, schema in tools]
+    assert counter.tools(given) == gcmp(enc, tools)
+
+
+def test_one_tool(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    tool = Tool("grep", "Search text", GREP_SCHEMA)
+    assert counter.tools([tool]) == gcmp(enc, [("grep", "Search text", GREP_SCHEMA)])
+    assert counter.tools([tool]) > 16
+
+
+def test_no_tools_cost_nothing(counter: RequestCounter) -> None:
+    assert counter.tools([]) == 0
+
+
+def test_each_tool_adds_at_least_its_overhead(counter: RequestCounter) -> None:
+    one = counter.tools([Tool("a", "", {})])
+    two = counter.tools([Tool("a", "", {}), Tool("b", "", {})])
+    assert two - one >= 8
+
+
+# --- whole requests -----------------------------------------------------------------------------
+
+
+def test_request_splits_system_tools_and_messages(
+    counter: RequestCounter, enc: tiktoken.Encoding
+) -> None:
+    system = Message(role="system", content=[TextPart("You are a careful assistant.")])
+    first = Message(role="user", content=[TextPart("Read a.py")])
+    second = Message(role="assistant", content=[ToolCallPart("c1", "read_file", {"path": "a.py"})])
+    third = Message(role="user", content=[ToolResultPart("c1", [TextPart("print('hi')")])])
+    tool = Tool("read_file", "Read a file.", READ_SCHEMA)
+
+    raw = counter.request([system, first, second, third], [tool])
+
+    assert raw.system == 28 + 4 + n(enc, "You are a careful assistant.")
+    assert raw.tools == gcmp(enc, [("read_file", "Read a file.", READ_SCHEMA)])
+    assert raw.messages == (
+        4 + n(enc, "Read a.py"),
+        4 + n(enc, "read_file") + n(enc, json.dumps({"path": "a.py"})),
+        4 + n(enc, "print('hi')"),
+    )
+    assert raw.digests == tuple(message_digest(m) for m in (first, second, third))
+    assert raw.total == raw.system + raw.tools + sum(raw.messages)
+
+
+def test_request_several_system_messages_share_one_overhead(
+    counter: RequestCounter, enc: tiktoken.Encoding
+) -> None:
+    a = Message(role="system", content=[TextPart("Rule one.")])
+    b = Message(role="system", content=[TextPart("Rule two.")])
+    middle = Message(role="user", content=[TextPart("hi")])
+    raw = counter.request([a, middle, b], [])
+    assert raw.system == 28 + (4 + n(enc, "Rule one.")) + (4 + n(enc, "Rule two."))
+    assert raw.messages == (4 + n(enc, "hi"),)
+    assert raw.digests == (message_digest(middle),)
+
+
+def test_request_without_system_or_tools(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    message = Message(role="user", content=[TextPart("hi")])
+    raw = counter.request([message], [])
+    assert raw.system == 0
+    assert raw.tools == 0
+    assert raw.total == 4 + n(enc, "hi")
+
+
+def test_empty_request(counter: RequestCounter) -> None:
+    raw = counter.request([], [])
+    assert (raw.system, raw.tools, raw.messages, raw.digests, raw.total) == (0, 0, (), (), 0)

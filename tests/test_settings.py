@@ -1,0 +1,219 @@
+"""Tests for tokengauge.settings.parse_settings: camelCase input, defaults, and forgiving errors."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from tokengauge.settings import (
+    ModelSettings,
+    Pricing,
+    ProviderSettings,
+    ServerSettings,
+    parse_settings,
+)
+
+LOGGER = "tokengauge.settings"
+OLLAMA = ProviderSettings(id="ollama", dialect="openai", base_url="http://localhost:11434/v1")
+
+
+@pytest.fixture
+def log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    return caplog
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == LOGGER and r.levelno == logging.WARNING
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        pytest.param(None, False, id="none"),
+        pytest.param({}, False, id="empty-object"),
+        pytest.param([], True, id="list"),
+        pytest.param("tokenGauge", True, id="string"),
+        pytest.param(42, True, id="number"),
+    ],
+)
+def test_defaults(options: Any, warned: bool, log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings(options)
+    assert settings == ServerSettings()
+    assert settings.providers == (OLLAMA,)
+    assert settings.providers[0].discover is True
+    assert settings.providers[0].headers == {}
+    assert settings.models == ()
+    assert settings.storage_dir is None
+    assert settings.log_level == "info"
+    assert bool(warnings_of(log)) is warned
+
+
+def test_camel_case_keys(log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings(
+        {
+            "storageDir": "/tmp/tg",
+            "logLevel": "debug",
+            "providers": [
+                {
+                    "id": "anthropic",
+                    "dialect": "anthropic",
+                    "baseUrl": "https://api.anthropic.com",
+                    "headers": {"anthropic-beta": "context-1m-2025-08-07"},
+                    "discover": False,
+                },
+                {"id": "openrouter", "baseUrl": "https://openrouter.ai/api/v1"},
+            ],
+            "models": [
+                {
+                    "id": "claude-sonnet-4-5",
+                    "provider": "anthropic",
+                    "name": "Sonnet",
+                    "family": "claude-sonnet-4.5",
+                    "contextWindow": 1_000_000,
+                    "maxOutputTokens": 64_000,
+                    "reservedOutputTokens": 8_000,
+                    "pricing": {"inputPerMTok": 3, "outputPerMTok": 15, "cachedInputPerMTok": 0.3},
+                },
+                {"id": "openai/gpt-5", "provider": "openrouter"},
+            ],
+            "someFutureSetting": True,
+        }
+    )
+    assert settings.storage_dir == "/tmp/tg"
+    assert settings.log_level == "debug"
+    assert settings.providers == (
+        ProviderSettings(
+            id="anthropic",
+            dialect="anthropic",
+            base_url="https://api.anthropic.com",
+            headers={"anthropic-beta": "context-1m-2025-08-07"},
+            discover=False,
+        ),
+        ProviderSettings(id="openrouter", base_url="https://openrouter.ai/api/v1"),
+    )
+    assert settings.models == (
+        ModelSettings(
+            id="claude-sonnet-4-5",
+            provider="anthropic",
+            name="Sonnet",
+            family="claude-sonnet-4.5",
+            context_window=1_000_000,
+            max_output_tokens=64_000,
+            reserved_output_tokens=8_000,
+            pricing=Pricing(input_per_m_tok=3, output_per_m_tok=15, cached_input_per_m_tok=0.3),
+        ),
+        ModelSettings(id="openai/gpt-5", provider="openrouter"),
+    )
+    assert warnings_of(log) == []
+
+
+@pytest.mark.parametrize(
+    ("providers", "expected_ids", "bad_index"),
+    [
+        pytest.param([{"id": "a"}, {"dialect": "openai"}], ["a"], 1, id="missing-id"),
+        pytest.param([{"id": "a", "dialect": "grpc"}, {"id": "b"}], ["b"], 0, id="bad-dialect"),
+        pytest.param([5, {"id": "b"}], ["b"], 0, id="not-an-object"),
+        # The string "false" is not a boolean: it must not be read as True.
+        pytest.param([{"id": "a"}, {"id": "b", "discover": "false"}], ["a"], 1, id="bad-discover"),
+    ],
+)
+def test_invalid_provider_skipped(
+    providers: list[Any], expected_ids: list[str], bad_index: int, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings({"providers": providers})
+    assert [p.id for p in settings.providers] == expected_ids
+    [warning] = warnings_of(log)
+    assert f"providers[{bad_index}]" in warning
+
+
+@pytest.mark.parametrize(
+    ("model", "fragment"),
+    [
+        pytest.param({"id": "x"}, "provider", id="missing-provider"),
+        pytest.param({"provider": "ollama"}, "id", id="missing-id"),
+        pytest.param(
+            {"id": "x", "provider": "ollama", "contextWindow": "big"}, "context", id="nan"
+        ),
+        pytest.param(
+            {"id": "x", "provider": "ollama", "pricing": {"inputPerMTok": 1}}, "pricing", id="price"
+        ),
+        pytest.param("qwen3:8b", "models[1]", id="a-string"),
+    ],
+)
+def test_invalid_model_skipped_valid_kept(
+    model: Any, fragment: str, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings(
+        {
+            "models": [
+                {"id": "llama3.1:8b", "provider": "ollama"},
+                model,
+                {"id": "qwen3:8b", "provider": "ollama", "contextWindow": 40_960},
+            ]
+        }
+    )
+    assert settings.models == (
+        ModelSettings(id="llama3.1:8b", provider="ollama"),
+        ModelSettings(id="qwen3:8b", provider="ollama", context_window=40_960),
+    )
+    assert settings.providers == (OLLAMA,)
+    [warning] = warnings_of(log)
+    assert "models[1]" in warning
+    assert fragment.lower() in warning.lower()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "attribute", "default"),
+    [
+        pytest.param("logLevel", "loud", "log_level", "info", id="log-level-unknown"),
+        pytest.param("logLevel", 3, "log_level", "info", id="log-level-number"),
+        pytest.param("storageDir", {"path": "/tmp"}, "storage_dir", None, id="storage-dir-object"),
+    ],
+)
+def test_invalid_scalar_uses_default(
+    key: str, value: Any, attribute: str, default: Any, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings({key: value, "models": [{"id": "m", "provider": "ollama"}]})
+    assert getattr(settings, attribute) == default
+    assert settings.models == (ModelSettings(id="m", provider="ollama"),)
+    [warning] = warnings_of(log)
+    assert key in warning
+
+
+@pytest.mark.parametrize("level", ["off", "error", "warning", "info", "debug", "trace"])
+def test_every_log_level(level: str, log: pytest.LogCaptureFixture) -> None:
+    assert parse_settings({"logLevel": level}).log_level == level
+    assert warnings_of(log) == []
+
+
+def test_empty_providers_means_no_providers(log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings({"providers": []})
+    assert settings.providers == ()
+    assert warnings_of(log) == []
+
+
+def test_all_providers_invalid_means_no_providers(log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings({"providers": [{"dialect": "openai"}]})
+    assert settings.providers == ()
+    assert len(warnings_of(log)) == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param("providers", {"id": "a"}, id="providers-object"),
+        pytest.param("models", "gpt-4o", id="models-string"),
+    ],
+)
+def test_list_setting_that_is_not_a_list(
+    key: str, value: Any, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings({key: value})
+    assert settings.models == ()
+    [warning] = warnings_of(log)
+    assert key in warning

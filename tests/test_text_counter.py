@@ -1,0 +1,189 @@
+"""Tests for tokengauge.text_counter: family → encoding, exact counts, the LRU, lone surrogates."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokengauge.encodings import EncodingRegistry
+from tokengauge.text_counter import TEXT_CACHE_SIZE, TextCounter, TextCounters, encoding_for_family
+
+ENCODINGS = ("cl100k_base", "o200k_base")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@pytest.fixture(scope="module")
+def registry() -> EncodingRegistry:
+    return EncodingRegistry()
+
+
+@pytest.fixture(scope="module", params=ENCODINGS)
+def encoding(request: pytest.FixtureRequest, registry: EncodingRegistry) -> tiktoken.Encoding:
+    return registry.get(request.param)
+
+
+@pytest.mark.parametrize(
+    ("family", "expected"),
+    [
+        pytest.param("gpt-4o", "o200k_base", id="gpt-4o"),
+        pytest.param("gpt-4o-mini", "o200k_base", id="gpt-4o-mini"),
+        pytest.param("gpt-4.1", "o200k_base", id="gpt-4.1"),
+        pytest.param("gpt-5", "o200k_base", id="gpt-5"),
+        pytest.param("o1", "o200k_base", id="o1"),
+        pytest.param("o3-mini", "o200k_base", id="o3-mini"),
+        pytest.param("o4-mini", "o200k_base", id="o4-mini"),
+        pytest.param("gpt-oss", "o200k_base", id="gpt-oss"),
+        pytest.param("GPT-4o", "o200k_base", id="upper-case"),
+        pytest.param("gpt-4", "cl100k_base", id="gpt-4"),
+        pytest.param("gpt-4-turbo", "cl100k_base", id="gpt-4-turbo"),
+        pytest.param("gpt-3.5-turbo", "cl100k_base", id="gpt-3.5-turbo"),
+        pytest.param("claude-sonnet-4.5", "cl100k_base", id="claude"),
+        pytest.param("gemini-2.5-pro", "cl100k_base", id="gemini"),
+        pytest.param("llama-3.1", "cl100k_base", id="llama"),
+        pytest.param("", "cl100k_base", id="empty"),
+    ],
+)
+def test_encoding_for_family(family: str, expected: str) -> None:
+    assert encoding_for_family(family) == expected
+
+
+TEXTS = [
+    pytest.param("Hello, world! How are you today?", id="ascii"),
+    pytest.param("日本語のテキストを数えます。中文也可以。한국어도.", id="cjk"),
+    pytest.param("party 🎉🎉 family 👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 skin 👍🏽", id="emoji"),
+    pytest.param(
+        "def fib(n: int) -> int:\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
+        id="code",
+    ),
+    pytest.param(
+        json.dumps({"type": "object", "properties": {"path": {"type": "string"}}}, indent=2),
+        id="json",
+    ),
+    pytest.param("   \n\n\t  trailing spaces   \r\n", id="whitespace"),
+    pytest.param("<|endoftext|> is ordinary text here", id="special-token-text"),
+    pytest.param("x" * 5000, id="long-run"),
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_count_is_exact_tiktoken(encoding: tiktoken.Encoding, text: str) -> None:
+    counter = TextCounter(encoding)
+    assert counter.count(text) == len(encoding.encode_ordinary(text))
+    assert counter.count(text) > 0
+
+
+def test_empty_text_is_zero_and_not_cached(encoding: tiktoken.Encoding) -> None:
+    counter = TextCounter(encoding)
+    assert counter.count("") == 0
+    assert len(counter._cache) == 0
+
+
+def test_counter_name_is_the_encoding(encoding: tiktoken.Encoding) -> None:
+    assert TextCounter(encoding).name == encoding.name
+
+
+def test_cache_is_consulted(registry: EncodingRegistry) -> None:
+    counter = TextCounter(registry.get("cl100k_base"))
+    text = "the same string, twice"
+    first = counter.count(text)
+    assert counter._cache[text] == first
+    # A planted value proves the second call is answered from the cache, not re-encoded.
+    counter._cache[text] = 999_999
+    assert counter.count(text) == 999_999
+
+
+def test_default_cache_holds_5000_and_evicts_the_oldest(registry: EncodingRegistry) -> None:
+    assert TEXT_CACHE_SIZE == 5000
+    counter = TextCounter(registry.get("cl100k_base"))
+    texts = [f"text number {i}" for i in range(TEXT_CACHE_SIZE)]
+    for text in texts:
+        counter.count(text)
+    assert len(counter._cache) == TEXT_CACHE_SIZE
+    assert texts[0] in counter._cache
+
+    counter.count("one more, the 5001st")
+    assert len(counter._cache) == TEXT_CACHE_SIZE
+    assert texts[0] not in counter._cache
+    assert texts[1] in counter._cache
+    assert "one more, the 5001st" in counter._cache
+
+
+def test_recent_use_protects_from_eviction(registry: EncodingRegistry) -> None:
+    counter = TextCounter(registry.get("cl100k_base"), cache_size=3)
+    for text in ("a1", "b2", "c3"):
+        counter.count(text)
+    counter.count("a1")  # now the most recently used
+    counter.count("d4")
+    assert set(counter._cache) == {"a1", "c3", "d4"}
+
+
+def test_text_counters_share_one_counter_per_encoding(registry: EncodingRegistry) -> None:
+    counters = TextCounters(registry)
+    assert counters.for_family("gpt-4o") is counters.for_encoding("o200k_base")
+    assert counters.for_family("gpt-5") is counters.for_family("o3")
+    assert counters.for_family("claude-sonnet-4.5") is counters.for_encoding("cl100k_base")
+    assert counters.for_family("gpt-4o").name == "o200k_base"
+    assert counters.for_family("gemini-2.5-pro").name == "cl100k_base"
+
+
+def _escaped(text: str) -> str:
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _replaced(text: str) -> str:
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("\ud800", id="high-alone"),
+        pytest.param("\udfff", id="low-alone"),
+        pytest.param("before \ud83d after", id="high-in-text"),
+        pytest.param("中文\udc00中文", id="low-in-cjk"),
+        pytest.param("\udc00\ud800 reversed pair", id="reversed-pair"),
+        pytest.param("emoji 🎉 and a stray \ud83c", id="with-real-emoji"),
+        pytest.param("\ud800" * 50, id="many"),
+    ],
+)
+def test_lone_surrogates_are_never_under_counted(encoding: tiktoken.Encoding, text: str) -> None:
+    count = TextCounter(encoding).count(text)
+    exact = len(encoding.encode_ordinary(text))
+    assert count >= math.ceil(1.10 * exact)
+    assert count >= len(encoding.encode_ordinary(_replaced(text)))
+    # The API receives lone surrogates as `\uXXXX` escapes in the JSON body.
+    assert count >= len(encoding.encode_ordinary(_escaped(text)))
+
+
+# `st.characters()` leaves out surrogates (category Cs) even with no exclusions: add them.
+ANY_TEXT = st.text(
+    alphabet=st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=2000
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=ANY_TEXT)
+def test_count_never_below_tiktoken(registry: EncodingRegistry, text: str) -> None:
+    for name in ENCODINGS:
+        encoding = registry.get(name)
+        assert TextCounter(encoding).count(text) >= len(encoding.encode_ordinary(text))
+
+
+def test_hypothesis_alphabet_reaches_surrogates() -> None:
+    """Guard for the property above: the strategy really produces lone surrogates."""
+    found = []
+
+    @settings(max_examples=500, deadline=None)
+    @given(text=ANY_TEXT)
+    def probe(text: str) -> None:
+        if LONE_SURROGATE.search(text):
+            found.append(text)
+
+    probe()
+    assert found
