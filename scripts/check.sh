@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every check: lint, formatting, types, and the whole test suite (unit + LSP end to end).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+VENV="${VENV:-.venv}"
+status=0
+
+"$VENV/bin/ruff" check . || status=1
+"$VENV/bin/ruff" format --check . || status=1
+"$VENV/bin/mypy" || status=1
+
+"$VENV/bin/python" -m pytest -q "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests: that is a failure here" >&2
+    status=1
+elif [ "$rc" -ne 0 ]; then
+    status=1
+fi
+exit "$status"

@@ -1,0 +1,116 @@
+"""The `tokengauge` command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA, WIRE
+from tokengauge.encodings import EncodingRegistry
+from tokengauge.overflow import parse_overflow_error
+
+SAMPLE = DATA / "copilot-request.json"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tokengauge", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_count_table():
+    result = run("count", str(SAMPLE))
+    assert result.returncode == 0, result.stderr
+    for needle in ("system (+28)", "tools (2)", "#0 user", "#4 user", "maxInputTokens", "fits"):
+        assert needle in result.stdout
+
+
+def test_count_json_matches_tiktoken():
+    result = run("count", str(SAMPLE), "--json", "--model", "gpt-4o")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    request = json.loads(SAMPLE.read_text())
+    encoding = EncodingRegistry().get("o200k_base")
+    first_user = request["messages"][1]["content"]
+    assert report["encoding"] == "o200k_base"
+    assert report["messages"][0]["raw"] == 4 + len(encoding.encode_ordinary(first_user))
+    assert report["total"] == report["system"] + report["tools"] + sum(
+        m["tokens"] for m in report["messages"]
+    )
+    assert report["maxInputTokens"] == 128_000 - 16_384
+    assert report["fits"] is True
+
+
+def test_count_reports_a_request_that_does_not_fit(tmp_path: Path):
+    request = {"messages": [{"role": "user", "content": "word " * 5000}]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(request))
+    result = run("count", str(path), "--json", "--model", "tiny", "--context-window", "4096")
+    report = json.loads(result.stdout)
+    assert report["fits"] is False
+    assert report["total"] > report["maxInputTokens"]
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        pytest.param("{not json", "Expecting property name", id="not-json"),
+        pytest.param('{"messages": 3}', "`messages` list", id="no-messages"),
+        pytest.param('{"messages": [{"role": "robot"}]}', "robot", id="bad-role"),
+    ],
+)
+def test_count_bad_input_is_a_clear_error(tmp_path: Path, content: str, needle: str):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = run("count", str(path))
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+ERROR_BODIES = sorted(p.name for p in WIRE.glob("error-*") if "headers" not in p.name)
+
+
+@pytest.mark.parametrize("name", ERROR_BODIES)
+def test_parse_error_prints_the_classification(name: str):
+    result = run("parse-error", str(WIRE / name))
+    printed = json.loads(result.stdout)
+    expected = parse_overflow_error(None, (WIRE / name).read_text())
+    assert printed == expected.to_json()
+    assert result.returncode == (0 if printed["kind"] == "overflow" else 1)
+
+
+def test_parse_error_overflow_shape():
+    result = run(
+        "parse-error", str(WIRE / "error-openai-context-length-exceeded-with-completion.json")
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout) | {"message": ""} == {
+        "kind": "overflow",
+        "inputTokens": 3120,
+        "limitTokens": 4097,
+        "outputTokens": 1000,
+        "message": "",
+    }
+
+
+def test_parse_error_with_status():
+    result = run(
+        "parse-error", str(WIRE / "error-anthropic-429-rate-limited-short.json"), "--status", "429"
+    )
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["kind"] == "rate_limit"
+
+
+def test_version_and_missing_file(tmp_path: Path):
+    assert run("--version").stdout.startswith("tokengauge ")
+    result = run("parse-error", str(tmp_path / "missing.json"))
+    assert result.returncode == 2 and "missing.json" in result.stderr
