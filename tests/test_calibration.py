@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokengauge.calibration import (
@@ -267,3 +267,25 @@ def test_other_errors_teach_nothing(gauge: Gauge, wire: Path, status: int, fixtu
     assert result.learned_limit is None
     assert gauge.epoch == epoch
     assert estimate_total(gauge, "gpt-4o", messages) == before
+
+
+ANY_TEXT = st.text(
+    alphabet=st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=400
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(ANY_TEXT, min_size=1, max_size=4))
+def test_uncalibrated_counts_never_fall_below_tiktoken(texts: list[str]):
+    """DESIGN §5.2 through the same path the server answers with, for strings and messages."""
+    gauge = UNCALIBRATED
+    for model_id, encoding_name in (("gpt-4o", "o200k_base"), ("claude-sonnet-4-5", "cl100k_base")):
+        encoding = gauge.encodings.get(encoding_name)
+        exact = [len(encoding.encode_ordinary(text)) for text in texts]
+        message = Message(role="user", content=[TextPart(text) for text in texts])
+        result = gauge.count(model_id, [*texts, message])
+        assert all(t >= e for t, e in zip(result.tokens, exact, strict=False))
+        assert result.tokens[-1] >= 4 + sum(exact)
+
+
+UNCALIBRATED = Gauge(SETTINGS, Ledger(None))

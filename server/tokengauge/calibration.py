@@ -133,7 +133,9 @@ class Calibration:
 
     def estimate_message(self, model: ModelSpec, raw: int, digest: str) -> MessageEstimate:
         """A message's count: the cached API actual if there is one, else the scaled estimate."""
-        actual = self.ledger.get_actual(model.family, digest)
+        return self._message_estimate(model, raw, self.ledger.get_actual(model.family, digest))
+
+    def _message_estimate(self, model: ModelSpec, raw: int, actual: int | None) -> MessageEstimate:
         if actual is not None:
             return MessageEstimate(scaled(actual, ACTUAL_MARGIN), raw, "actual")
         return MessageEstimate(self.estimate_text(model, raw), raw, "estimate")
@@ -147,12 +149,13 @@ class Calibration:
     ) -> RequestEstimate:
         """The whole request's count with its breakdown."""
         raw = counter.request(messages, tools)
+        actuals = self.ledger.get_actuals(model.family, raw.digests)
         return RequestEstimate(
             system=self.estimate_text(model, raw.system),
             tools=self.estimate_text(model, raw.tools),
             messages=tuple(
-                self.estimate_message(model, message_raw, digest)
-                for message_raw, digest in zip(raw.messages, raw.digests, strict=True)
+                self._message_estimate(model, message_raw, actual)
+                for message_raw, actual in zip(raw.messages, actuals, strict=True)
             ),
             raw=raw,
             factor=self.factor(model.id),

@@ -122,7 +122,8 @@ class EncodingRegistry:
 
     def __init__(self) -> None:
         self._encodings: dict[str, tiktoken.Encoding] = {}
-        self._lock = threading.Lock()
+        # One lock per encoding: a request for cl100k never waits for o200k to finish loading.
+        self._locks = {name: threading.Lock() for name in SPECS}
 
     def get(self, name: str) -> tiktoken.Encoding:
         """Return the named encoding, loading it on first use (thread-safe)."""
@@ -131,7 +132,7 @@ class EncodingRegistry:
             return encoding
         if name not in SPECS:
             raise KeyError(f"unknown encoding {name!r}; bundled: {', '.join(SPECS)}")
-        with self._lock:
+        with self._locks[name]:
             encoding = self._encodings.get(name)
             if encoding is None:
                 encoding = build_encoding(name)
@@ -140,8 +141,8 @@ class EncodingRegistry:
         return encoding
 
     def warm(self, names: Iterable[str] = tuple(SPECS)) -> threading.Thread:
-        """Load the given encodings in a daemon thread; failures are logged, not raised."""
-        wanted = tuple(names)
+        """Load the given encodings, in order, in a daemon thread; failures are logged."""
+        wanted = tuple(dict.fromkeys(names))
 
         def load_all() -> None:
             for name in wanted:

@@ -82,7 +82,7 @@ class TokenGaugeServer(LanguageServer):
         directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
         ledger = Ledger(directory / "ledger")
         self._gauge = Gauge(settings, ledger)
-        self._gauge.encodings.warm()
+        self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
         log.info(
             "tokengauge %s: %d models, ledger %s%s",
             __version__,

@@ -57,8 +57,14 @@ class TextCounter:
         return cached
 
     def _count_uncached(self, text: str) -> int:
-        if text.isascii() or not _LONE_SURROGATE.search(text):
-            return len(self.encoding.encode_ordinary(text))
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return self._count_with_surrogates(text)
+        return len(self.encoding.encode_ordinary(text))
+
+    def _count_with_surrogates(self, text: str) -> int:
         replaced = len(self.encoding.encode_ordinary(_LONE_SURROGATE.sub("\ufffd", text)))
         escaped = len(self.encoding.encode_ordinary(_LONE_SURROGATE.sub(_escape_surrogate, text)))
         return math.ceil(max(replaced, escaped) * FALLBACK_MARGIN)
