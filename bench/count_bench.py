@@ -242,7 +242,7 @@ def whole_request(
             section,
             f"estimate warm, on-disk ledger · {encoding}",
             ms(warm_on_disk(registry, workload, model_id, plan.warm_runs)),
-            "as the server runs it: one SQLite read per message digest",
+            "as the server runs it: actuals read from SQLite in one batch",
         )
 
 
