@@ -7,7 +7,9 @@ as `JsonRpcInvalidParams` with a message a person can act on, and the server kee
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,13 +25,7 @@ from tokengauge.gauge import Gauge
 from tokengauge.ledger import Ledger
 from tokengauge.logs import configure_logging, forward_to_client
 from tokengauge.models import UnknownModelError
-from tokengauge.protocol import (
-    CountTokensParams,
-    CountTokensResult,
-    RecordErrorParams,
-    RecordResult,
-    RecordUsageParams,
-)
+from tokengauge.protocol import CountTokensParams, RecordErrorParams, RecordUsageParams
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.wire import InvalidInput, structure, unstructure
 
@@ -107,19 +103,20 @@ class TokenGaugeServer(LanguageServer):
             self._gauge.ledger.close()
 
 
-def params_as(params: Any, cls: type[P]) -> P:
-    """Structure request params, turning mistakes into `JsonRpcInvalidParams`."""
-    if params is None:
-        raise JsonRpcInvalidParams(f"{cls.__name__}: params are missing")
+@contextlib.contextmanager
+def invalid_params() -> Iterator[None]:
+    """Report malformed params and unknown models as `JsonRpcInvalidParams`."""
     try:
-        return structure(params, cls, "params")
-    except InvalidInput as exc:
+        yield
+    except (InvalidInput, UnknownModelError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
 
 
-def invalid_params(exc: Exception) -> JsonRpcInvalidParams:
-    """An unknown model or similar as a JSON-RPC error."""
-    return JsonRpcInvalidParams(str(exc.args[0]) if exc.args else str(exc))
+def params_as(params: Any, cls: type[P]) -> P:
+    """Structure request params (call inside `invalid_params`)."""
+    if params is None:
+        raise InvalidInput(f"{cls.__name__}: params are missing")
+    return structure(params, cls, "params")
 
 
 def create_server() -> TokenGaugeServer:
@@ -141,12 +138,9 @@ def create_server() -> TokenGaugeServer:
 
     @server.feature(protocol.COUNT_TOKENS)
     def count_tokens(ls: TokenGaugeServer, params: Any) -> Any:
-        request = params_as(params, CountTokensParams)
-        try:
-            result: CountTokensResult = ls.gauge.count(request.model_id, request.inputs)
-        except UnknownModelError as exc:
-            raise invalid_params(exc) from None
-        return unstructure(result)
+        with invalid_params():
+            request = params_as(params, CountTokensParams)
+            return unstructure(ls.gauge.count(request.model_id, request.inputs))
 
     @server.feature(protocol.USAGE)
     def usage(ls: TokenGaugeServer, params: Any) -> Any:
@@ -154,21 +148,15 @@ def create_server() -> TokenGaugeServer:
 
     @server.feature(protocol.RECORD_USAGE)
     def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
-        request = params_as(params, RecordUsageParams)
-        try:
-            result: RecordResult = ls.gauge.record_usage(request)
-        except UnknownModelError as exc:
-            raise invalid_params(exc) from None
+        with invalid_params():
+            result = ls.gauge.record_usage(params_as(params, RecordUsageParams))
         ls.send_status()
         return unstructure(result)
 
     @server.feature(protocol.RECORD_ERROR)
     def record_error(ls: TokenGaugeServer, params: Any) -> Any:
-        request = params_as(params, RecordErrorParams)
-        try:
-            result: RecordResult = ls.gauge.record_error(request)
-        except UnknownModelError as exc:
-            raise invalid_params(exc) from None
+        with invalid_params():
+            result = ls.gauge.record_error(params_as(params, RecordErrorParams))
         if result.learned_limit is not None:
             ls.send_models_changed()
         return unstructure(result)
