@@ -1,0 +1,1 @@
+"""Talking to the user's LLM API: request bodies, stream parsing, HTTP, retries, discovery."""
