@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The CI machine has 2 cores and runs LSP subprocesses beside hypothesis: timing is not a failure.
+settings.register_profile("tokengauge", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tokengauge")
 
 REPO = Path(__file__).resolve().parents[1]
 WIRE = REPO.parent / "shared" / "fixtures" / "wire"

@@ -179,7 +179,7 @@ def test_hypothesis_alphabet_reaches_surrogates() -> None:
     """Guard for the property above: the strategy really produces lone surrogates."""
     found = []
 
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
     @given(text=ANY_TEXT)
     def probe(text: str) -> None:
         if LONE_SURROGATE.search(text):

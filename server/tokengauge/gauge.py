@@ -30,11 +30,17 @@ from tokengauge.protocol import (
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
 from tokengauge.text_counter import TextCounters
+from tokengauge.upstream.discovery import DiscoveredModel, from_documents, to_documents
 from tokengauge.wire import CountInput, Message, Tool, unstructure
 
 log = logging.getLogger(__name__)
 
 HISTORY_IN_REPORT = 100
+
+
+def discovery_key(provider_id: str) -> str:
+    """Ledger document name of a provider's discovered models."""
+    return f"discovery/{provider_id}"
 
 
 @attrs.frozen
@@ -58,7 +64,12 @@ class Gauge:
     ) -> None:
         self.settings = settings
         self.ledger = ledger
-        self.catalog = ModelCatalog.from_settings(settings)
+        self.discovered: dict[str, list[DiscoveredModel]] = {
+            provider.id: from_documents(ledger.get_document(discovery_key(provider.id)))
+            for provider in settings.providers
+            if provider.discover
+        }
+        self.catalog = ModelCatalog.from_settings(settings, self.discovered)
         self.encodings = encodings or EncodingRegistry()
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
@@ -69,6 +80,16 @@ class Gauge:
     def epoch(self) -> int:
         """Changes whenever a count could change."""
         return self.calibration.epoch
+
+    def apply_discovery(self, provider_id: str, models: list[DiscoveredModel]) -> bool:
+        """Remember what a provider lists (in the ledger too); True if the models changed."""
+        self.ledger.set_document(discovery_key(provider_id), to_documents(models))
+        if self.discovered.get(provider_id) == models:
+            return False
+        self.discovered[provider_id] = models
+        self.catalog = ModelCatalog.from_settings(self.settings, self.discovered)
+        self._request_counters.clear()
+        return True
 
     def model(self, model_id: str) -> ModelSpec:
         """The configured model, or `UnknownModelError`."""
@@ -153,20 +174,24 @@ class Gauge:
             max_input_tokens=self.max_input_tokens(model),
         )
 
-    def record_usage(self, params: RecordUsageParams) -> RecordResult:
-        """Learn from the usage the API reported for a request (counted as it was sent)."""
+    def record_usage(
+        self, params: RecordUsageParams, estimate: RequestEstimate | None = None
+    ) -> RecordResult:
+        """Learn from the usage the API reported for a request, as counted when it was sent."""
         model = self.model(params.model_id)
-        estimate = self.estimate(model, params.messages, params.tools)
+        estimate = estimate or self.estimate(model, params.messages, params.tools)
         self.calibration.record_usage(model, estimate, params.usage)
         self.last = LastRequest(
             model.id, estimate, params.usage.total_input_tokens, params.usage.output_tokens
         )
         return RecordResult(epoch=self.epoch, estimate=self.breakdown(model, estimate))
 
-    def record_error(self, params: RecordErrorParams) -> RecordResult:
+    def record_error(
+        self, params: RecordErrorParams, estimate: RequestEstimate | None = None
+    ) -> RecordResult:
         """Classify an API error body; learn from it when it is an overflow."""
         model = self.model(params.model_id)
-        estimate = self.estimate(model, params.messages, params.tools)
+        estimate = estimate or self.estimate(model, params.messages, params.tools)
         error = parse_overflow_error(params.status, params.body)
         learned = None
         if error.kind is ErrorKind.OVERFLOW:

@@ -11,8 +11,9 @@ directory and the reason and carries on from bounded in-memory stores for the re
 process. Every write also goes to memory, so what this session learned survives the switch.
 
 Keys are tuples: ``("actual", family, digest)``, ``("factor", model_id)``,
-``("limit", model_id)`` and ``("usage",)``. Values are ints, floats and, for the history, one
-string of JSON lines; none of them is pickled, and the ledger never receives secrets.
+``("limit", model_id)``, ``("document", name)`` and ``("usage",)``. Values are ints, floats
+and, for documents and the history, JSON text; none of them is pickled, and the ledger never
+receives secrets.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Ledger:
         self._factors: cachetools.LRUCache[str, float] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
         self._limits: cachetools.LRUCache[str, int] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
         self._usage: collections.deque[str] = collections.deque(maxlen=history_limit)
+        self._documents: cachetools.LRUCache[str, str] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
         self._cache: diskcache.Cache | None = None
         if directory is not None:
             self._cache = _open(directory, size_limit_bytes)
@@ -191,6 +193,27 @@ class Ledger:
             record for record in map(_decode, lines[-self._history_limit :]) if record is not None
         ]
         return records if limit is None else records[-limit:]
+
+    def get_document(self, name: str) -> object | None:
+        """A JSON document stored under `name` (e.g. a provider's discovered models), if any."""
+        stored = self._on_disk(lambda cache: cache.get(("document", name)))
+        if not isinstance(stored, str):
+            with self._lock:
+                stored = self._documents.get(name)
+        if stored is None:
+            return None
+        try:
+            document: object = json.loads(stored)
+        except ValueError:
+            return None
+        return document
+
+    def set_document(self, name: str, value: object) -> None:
+        """Store a JSON-able document under `name`; TypeError if it is not JSON-able."""
+        text = json.dumps(value, separators=(",", ":"))
+        with self._lock:
+            self._documents[name] = text
+        self._on_disk(lambda cache: cache.set(("document", name), text))
 
     def close(self) -> None:
         """Close the disk store; the ledger keeps working from memory afterwards."""

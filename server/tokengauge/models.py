@@ -1,13 +1,15 @@
 """The models tokengauge offers: configured models merged over the built-in table.
 
-A configured field wins; a missing one comes from `known_models`; a model that is in neither
-gets conservative defaults (and a logged warning), since a too-large window would overflow.
+A configured field wins; a missing one comes from what the provider's API said (discovery), then
+from `known_models`; a model that is in none of them gets conservative defaults (and a logged
+warning), since a too-large window would overflow. Discovered models that are not configured are
+offered too when their provider has `discover` on.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -16,6 +18,7 @@ from tokengauge.images import ImageRule
 from tokengauge.known_models import KnownModel, lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 from tokengauge.text_counter import encoding_for_family
+from tokengauge.upstream.discovery import DiscoveredModel
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +66,20 @@ class ModelSpec:
         return ImageRule.OPENAI
 
 
-def resolve_model(config: ModelSettings, provider: ProviderSettings) -> ModelSpec:
-    """Merge one configured model over its built-in entry."""
+def resolve_model(
+    config: ModelSettings,
+    provider: ProviderSettings,
+    discovered: DiscoveredModel | None = None,
+) -> ModelSpec:
+    """Merge one configured model over what discovery found and its built-in entry."""
     known: KnownModel | None = lookup_known_model(config.id)
+    if discovered is not None:
+        config = attrs.evolve(
+            config,
+            name=config.name or discovered.name,
+            context_window=config.context_window or discovered.context_window,
+            max_output_tokens=config.max_output_tokens or discovered.max_output_tokens,
+        )
     if known is None and (config.context_window is None or config.max_output_tokens is None):
         log.warning(
             "model %s is not in the built-in table and has no contextWindow/maxOutputTokens "
@@ -100,11 +114,27 @@ class ModelCatalog:
         self._models = {model.id: model for model in models}
 
     @classmethod
-    def from_settings(cls, settings: ServerSettings) -> ModelCatalog:
-        """Resolve every configured model; models of unknown providers are logged and skipped."""
+    def from_settings(
+        cls,
+        settings: ServerSettings,
+        discovered: Mapping[str, Sequence[DiscoveredModel]] | None = None,
+    ) -> ModelCatalog:
+        """Configured models, then discovered ones; models of unknown providers are skipped."""
         providers = {provider.id: provider for provider in settings.providers}
+        found = {
+            (provider_id, model.id): model
+            for provider_id, models in (discovered or {}).items()
+            for model in models
+        }
+        configs = list(settings.models)
+        configured = {config.id for config in configs}
+        for (provider_id, model_id), _ in found.items():
+            provider = providers.get(provider_id)
+            if provider is not None and provider.discover and model_id not in configured:
+                configs.append(ModelSettings(id=model_id, provider=provider_id))
+                configured.add(model_id)
         specs = []
-        for config in settings.models:
+        for config in configs:
             provider = providers.get(config.provider)
             if provider is None:
                 log.warning(
@@ -113,7 +143,7 @@ class ModelCatalog:
                     config.provider,
                 )
                 continue
-            specs.append(resolve_model(config, provider))
+            specs.append(resolve_model(config, provider, found.get((provider.id, config.id))))
         return cls(specs)
 
     def get(self, model_id: str) -> ModelSpec:

@@ -9,6 +9,7 @@ message. ``parse_overflow_error`` never raises; when it understands nothing it r
 from __future__ import annotations
 
 import ast
+import warnings
 import enum
 import json
 import re
@@ -252,7 +253,9 @@ def _decode(fragment: str) -> object:
         return None
     for source in (fragment, fragment.replace("\r", "").replace("\n", "")):
         try:
-            return ast.literal_eval(source)
+            with warnings.catch_warnings():  # odd escapes in a body are not our warning to show
+                warnings.simplefilter("ignore")
+                return ast.literal_eval(source)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
     return None

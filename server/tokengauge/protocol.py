@@ -17,10 +17,15 @@ COUNT_TOKENS: Final = "tokenGauge/countTokens"
 USAGE: Final = "tokenGauge/usage"
 RECORD_USAGE: Final = "tokenGauge/recordUsage"
 RECORD_ERROR: Final = "tokenGauge/recordError"
+CHAT: Final = "tokenGauge/chat"
+CHAT_PART: Final = "tokenGauge/chatPart"
+DISCOVER_MODELS: Final = "tokenGauge/discoverModels"
 STATUS: Final = "tokenGauge/status"
 MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
 
-REQUESTS: Final = frozenset({MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR})
+REQUESTS: Final = frozenset(
+    {MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR, CHAT, DISCOVER_MODELS}
+)
 
 
 @attrs.frozen
@@ -121,3 +126,33 @@ class RecordResult:
     estimate: Breakdown
     error: dict[str, Any] | None = None
     learned_limit: int | None = None
+
+
+@attrs.frozen(repr=False)
+class Credentials:
+    """Secrets for one request; held in memory only, never logged or stored."""
+
+    api_key: str | None = None
+
+    def __repr__(self) -> str:
+        return "Credentials(api_key=[redacted])"
+
+
+@attrs.frozen
+class ChatParams:
+    """`tokenGauge/chat`: one request to stream."""
+
+    request_id: str
+    model_id: str
+    messages: list[Message]
+    tools: list[Tool] = attrs.field(factory=list)
+    tool_mode: Any = None
+    model_options: dict[str, Any] | None = None
+    credentials: Credentials | None = None
+
+
+@attrs.frozen
+class DiscoverModelsParams:
+    """`tokenGauge/discoverModels`: the keys of the providers to ask, by provider id."""
+
+    credentials: dict[str, Credentials] = attrs.field(factory=dict)

@@ -16,21 +16,38 @@ from typing import Any, TypeVar
 import attrs
 import platformdirs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
+from tokengauge.chat import ChatError, ChatRun, RetryPolicy
+from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
 from tokengauge.ledger import Ledger
 from tokengauge.logs import configure_logging, forward_to_client
 from tokengauge.models import UnknownModelError
-from tokengauge.protocol import CountTokensParams, RecordErrorParams, RecordUsageParams
+from tokengauge.protocol import (
+    ChatParams,
+    CountTokensParams,
+    DiscoverModelsParams,
+    RecordErrorParams,
+    RecordUsageParams,
+)
 from tokengauge.settings import ServerSettings, parse_settings
+from tokengauge.status import Status
+from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.wire import InvalidInput, structure, unstructure
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
+
+
+class JsonRpcRequestFailed(JsonRpcException):
+    """LSP's RequestFailed: the request was valid but could not be carried out."""
+
+    CODE = -32803
+    MESSAGE = "request failed"
 
 
 @attrs.define
@@ -64,6 +81,7 @@ class TokenGaugeServer(LanguageServer):
             converter_factory=default_converter,
         )
         self._gauge: Gauge | None = None
+        self._chats: ChatRun | None = None
 
     @property
     def gauge(self) -> Gauge:
@@ -79,6 +97,9 @@ class TokenGaugeServer(LanguageServer):
         ledger = Ledger(directory / "ledger")
         self._gauge = Gauge(settings, ledger)
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
+        client = make_client(Timeouts(settings.connect_timeout, settings.idle_timeout))
+        retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
+        self._chats = ChatRun(self._gauge, client, ServerChatSink(self), retry)
         log.info(
             "tokengauge %s: %d models, ledger %s%s",
             __version__,
@@ -86,6 +107,13 @@ class TokenGaugeServer(LanguageServer):
             ledger.directory,
             "" if ledger.persistent else " (in memory: see the warning above)",
         )
+
+    @property
+    def chats(self) -> ChatRun:
+        """The chat runner; requests before `initialize` get a JSON-RPC error."""
+        if self._chats is None:
+            raise JsonRpcServerNotInitialized("tokengauge has not been initialized yet")
+        return self._chats
 
     def send_status(self) -> None:
         """Notify the extension of the current status-bar content."""
@@ -97,10 +125,31 @@ class TokenGaugeServer(LanguageServer):
         """Tell the extension to ask for the models again."""
         self.protocol.notify(protocol.MODELS_CHANGED, {})
 
-    def shutdown_state(self) -> None:
-        """Close the ledger."""
+    async def shutdown_state(self) -> None:
+        """Close the HTTP connections and the ledger."""
+        if self._chats is not None:
+            await self._chats.client.aclose()
         if self._gauge is not None:
             self._gauge.ledger.close()
+
+
+@attrs.frozen
+class ServerChatSink:
+    """Sends a chat's parts and status to the client as notifications."""
+
+    server: TokenGaugeServer
+
+    def part(self, request_id: str, part: dict[str, Any]) -> None:
+        """One `tokenGauge/chatPart` notification."""
+        self.server.protocol.notify(protocol.CHAT_PART, {"requestId": request_id, "part": part})
+
+    def status(self, status: Status) -> None:
+        """One `tokenGauge/status` notification."""
+        self.server.protocol.notify(protocol.STATUS, unstructure(status))
+
+    def models_changed(self) -> None:
+        """One `tokenGauge/modelsChanged` notification."""
+        self.server.send_models_changed()
 
 
 @contextlib.contextmanager
@@ -129,8 +178,8 @@ def create_server() -> TokenGaugeServer:
         ls.configure(parse_settings(params.initialization_options))
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
-        ls.shutdown_state()
+    async def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
+        await ls.shutdown_state()
 
     @server.feature(protocol.MODELS)
     def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
@@ -160,6 +209,24 @@ def create_server() -> TokenGaugeServer:
         if result.learned_limit is not None:
             ls.send_models_changed()
         return unstructure(result)
+
+    @server.feature(protocol.DISCOVER_MODELS)
+    async def discover(ls: TokenGaugeServer, params: Any) -> Any:
+        with invalid_params():
+            request = params_as(params or {}, DiscoverModelsParams)
+        report, changed = await refresh_discovery(ls.gauge, ls.chats.client, request.credentials)
+        if changed:
+            ls.send_models_changed()
+        return {"providers": report}
+
+    @server.feature(protocol.CHAT)
+    async def chat(ls: TokenGaugeServer, params: Any) -> Any:
+        with invalid_params():
+            request = params_as(params, ChatParams)
+            try:
+                return await ls.chats.run(request)
+            except ChatError as exc:
+                raise JsonRpcRequestFailed(exc.message, data={"kind": exc.kind}) from None
 
     return server
 

@@ -83,6 +83,14 @@ class ServerSettings:
     """Configured models."""
     log_level: LogLevel = "info"
     """Server log level."""
+    connect_timeout: float = 15.0
+    """Seconds to wait for the API to accept a connection."""
+    idle_timeout: float = 120.0
+    """Seconds a stream may stay silent before the request fails."""
+    max_attempts: int = 3
+    """Tries for a request that fails with 429/529/5xx or a broken connection."""
+    retry_base_delay: float = 1.0
+    """First backoff delay in seconds (doubled on each retry) when the API names none."""
 
 
 def _entries(options: dict[str, Any], key: str, cls: type[Any]) -> list[Any]:
@@ -124,4 +132,16 @@ def parse_settings(options: Any) -> ServerSettings:
         providers=tuple(providers) if "providers" in options else DEFAULT_PROVIDERS,
         models=tuple(_entries(options, "models", ModelSettings)),
         log_level=_scalar(options, "logLevel", LogLevel, "info"),
+        connect_timeout=_positive(options, "connectTimeout", 15.0),
+        idle_timeout=_positive(options, "idleTimeout", 120.0),
+        max_attempts=int(_positive(options, "maxAttempts", 3)),
+        retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
     )
+
+
+def _positive(options: dict[str, Any], key: str, default: float) -> float:
+    value = _scalar(options, key, float, default)
+    if value <= 0:
+        log.warning("%s must be positive, got %r: using %r", key, value, default)
+        return default
+    return float(value)

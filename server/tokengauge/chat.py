@@ -1,0 +1,352 @@
+"""One chat request: count, send, stream the parts, learn from usage and errors (DESIGN §3–§4).
+
+`ChatRun.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP: parts,
+status and model changes leave through the callbacks of `ChatSink`. Retries happen only before
+the first part reached the user: 429/529/5xx and broken connections back off (honouring
+`retry-after` and `x-should-retry`, at most `max_attempts` tries); `A + B > C` and output-cap
+errors are retried once at once with a `max_tokens` that fits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Protocol
+
+import attrs
+import httpx
+
+from tokengauge import budget
+from tokengauge.calibration import RequestEstimate, Usage
+from tokengauge.gauge import Gauge
+from tokengauge.models import ModelSpec
+from tokengauge.overflow import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
+from tokengauge.status import Status
+from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
+from tokengauge.upstream.events import (
+    Finish,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    UsageReport,
+    event_json,
+)
+from tokengauge.upstream.http import (
+    ConnectionFailed,
+    HttpStatusError,
+    StreamStalled,
+    UpstreamError,
+    open_sse,
+)
+from tokengauge.upstream.options import ChatOptions, parse_model_options
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUSES: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+MAX_RETRY_AFTER: Final = 60.0
+
+
+class ChatError(Exception):
+    """A chat that failed; `kind` says why and the message says it to a person."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class ChatSink(Protocol):
+    """Where a chat's output goes (the language server, or a test)."""
+
+    def part(self, request_id: str, part: dict[str, Any]) -> None: ...
+    def status(self, status: Status) -> None: ...
+    def models_changed(self) -> None: ...
+
+
+@attrs.frozen
+class RetryPolicy:
+    """At most `max_attempts` tries; waits `base_delay × 2^n` (±20%) unless the API says more."""
+
+    max_attempts: int = 3
+    base_delay: float = 1.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before try number `attempt + 1`."""
+        if retry_after is not None:
+            return retry_after
+        return float(self.base_delay * 2.0 ** (attempt - 1) * random.uniform(0.8, 1.2))
+
+
+def openai_usage(usage: UsageReport) -> dict[str, Any]:
+    """The OpenAI-style usage JSON that Copilot reads from a `usage` data part."""
+    return {
+        "prompt_tokens": usage.total_input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+@attrs.define
+class _Attempt:
+    """What one try has produced so far."""
+
+    parts: int = 0
+    usage: UsageReport | None = None
+    finish: str | None = None
+
+
+@attrs.define
+class _Chat:
+    """One chat request and what has been decided about it so far."""
+
+    params: ChatParams
+    model: ModelSpec
+    options: ChatOptions
+    dialect: Dialect
+    api_key: str | None
+    estimate: RequestEstimate
+    max_tokens: int
+    resized: bool = False
+
+    def redact(self, text: str) -> str:
+        """`text` without the API key in it."""
+        key = self.api_key
+        return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
+
+
+class ChatRun:
+    """Runs chats for one gauge over one HTTP client."""
+
+    def __init__(
+        self,
+        gauge: Gauge,
+        client: httpx.AsyncClient,
+        sink: ChatSink,
+        retry: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.gauge = gauge
+        self.client = client
+        self.sink = sink
+        self.retry = retry
+        self.sleep = sleep
+
+    def _prepare(self, params: ChatParams) -> _Chat:
+        model = self.gauge.model(params.model_id)
+        options = parse_model_options(params.tool_mode, params.model_options)
+        estimate = self.gauge.estimate(model, params.messages, params.tools)
+        limit = self.gauge.calibration.learned_limit(model.id)
+        return _Chat(
+            params=params,
+            model=model,
+            options=options,
+            dialect=dialect_for(model),
+            api_key=params.credentials.api_key if params.credentials else None,
+            estimate=estimate,
+            max_tokens=budget.clamp_max_tokens(model, estimate.total, limit, options.max_tokens),
+        )
+
+    async def run(self, params: ChatParams) -> dict[str, Any]:
+        """Stream one response; returns `{usage, finishReason}` or raises `ChatError`."""
+        chat = self._prepare(params)
+        attempt = 0
+        while True:
+            attempt += 1
+            progress = _Attempt()
+            try:
+                await self._stream(chat, progress)
+                return self._finish(chat, progress)
+            except HttpStatusError as exc:
+                await self._recover_from_status(chat, attempt, progress, exc)
+            except (ConnectionFailed, StreamStalled) as exc:
+                message = chat.redact(str(exc))
+                if progress.parts or attempt >= self.retry.max_attempts:
+                    raise ChatError("connection", _connection_message(chat, exc, message)) from None
+                await self._wait(chat, attempt, message, None)
+            except UpstreamError as exc:
+                raise ChatError("upstream", chat.redact(str(exc))) from None
+
+    async def _recover_from_status(
+        self, chat: _Chat, attempt: int, progress: _Attempt, exc: HttpStatusError
+    ) -> None:
+        """Adjust and return to try again, or raise the `ChatError` a person should see."""
+        body = chat.redact(exc.body)
+        error = parse_overflow_error(exc.status, body)
+        if exc.status in (401, 403) or error.kind is ErrorKind.AUTH:
+            raise ChatError("auth", _auth_message(chat, exc.status))
+        if error.kind is ErrorKind.OVERFLOW:
+            fitted = self._learn_overflow(chat, error, exc.status, body)
+            if fitted is None or chat.resized:
+                raise ChatError("overflow", _overflow_message(chat, error))
+            chat.resized, chat.max_tokens = True, fitted
+            log.info("%s: input + max_tokens overflowed; retrying with %d", chat.model.id, fitted)
+            return
+        if error.kind is ErrorKind.OUTPUT_LIMIT and error.limit_tokens and not chat.resized:
+            chat.resized, chat.max_tokens = True, min(chat.max_tokens, error.limit_tokens)
+            log.info("%s: output cap is %d; retrying", chat.model.id, error.limit_tokens)
+            return
+        if not self._may_retry(attempt, progress, exc):
+            raise ChatError(error.kind.value, _http_message(chat, exc.status, error))
+        await self._wait(chat, attempt, f"HTTP {exc.status}", exc.retry_after)
+
+    async def _stream(self, chat: _Chat, progress: _Attempt) -> None:
+        model, params = chat.model, chat.params
+        body = chat.dialect.body(
+            model, params.messages, params.tools, chat.options, chat.max_tokens
+        )
+        url = chat.dialect.url(model.provider.base_url)
+        headers = provider_headers(model.provider, chat.api_key)
+        parser = chat.dialect.parser()
+        log.debug(
+            "%s: POST %s (%d messages, %d tools, max_tokens %d)",
+            model.id,
+            url,
+            len(params.messages),
+            len(params.tools),
+            chat.max_tokens,
+        )
+        async with open_sse(self.client, url, headers, body) as events:
+            async for sse in events:
+                for event in parser.feed(sse.event, sse.data):
+                    self._handle(chat, event, progress)
+                if parser.ended:
+                    break
+        for event in parser.finish():
+            self._handle(chat, event, progress)
+        if not parser.ended and progress.finish is None:
+            raise ConnectionFailed("the stream ended before the response was complete")
+
+    def _handle(self, chat: _Chat, event: StreamEvent, progress: _Attempt) -> None:
+        if isinstance(event, (TextDelta, ThinkingDelta, ToolCall)):
+            part = event_json(event)
+            if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
+                progress.parts += 1
+                self.sink.part(chat.params.request_id, part)
+        elif isinstance(event, UsageReport):
+            progress.usage = event
+        elif isinstance(event, Finish):
+            progress.finish = event.reason
+        elif isinstance(event, StreamError):
+            body = chat.redact(event.body or event.message)
+            error = parse_overflow_error(None, body)
+            if error.kind is ErrorKind.OVERFLOW:
+                self._learn_overflow(chat, error, None, body)
+                raise ChatError("overflow", _overflow_message(chat, error))
+            message = chat.redact(event.message)
+            raise ChatError(
+                error.kind.value,
+                f"{chat.model.provider.id} reported an error mid-stream: {message}",
+            )
+
+    def _finish(self, chat: _Chat, progress: _Attempt) -> dict[str, Any]:
+        model, params, estimate = chat.model, chat.params, chat.estimate
+        usage = progress.usage
+        if usage is None:
+            log.warning("%s sent no usage; nothing learned from this response", model.id)
+            usage = UsageReport(
+                input_tokens=estimate.total, output_tokens=0, total_input_tokens=estimate.total
+            )
+        else:
+            self.gauge.record_usage(
+                RecordUsageParams(
+                    model.id,
+                    params.messages,
+                    Usage(
+                        total_input_tokens=usage.total_input_tokens,
+                        output_tokens=usage.output_tokens,
+                        cache_read_tokens=usage.cache_read_tokens,
+                        cache_write_tokens=usage.cache_write_tokens,
+                        reasoning_tokens=usage.reasoning_tokens,
+                    ),
+                    params.tools,
+                ),
+                estimate,
+            )
+            status = self.gauge.status()
+            if status is not None:
+                self.sink.status(status)
+        data = openai_usage(usage)
+        part = event_json(usage) or {}
+        self.sink.part(
+            params.request_id, {**part, "estimated": progress.usage is None, "data": data}
+        )
+        return {"usage": data, "finishReason": progress.finish or "stop"}
+
+    def _learn_overflow(
+        self, chat: _Chat, error: ParsedError, status: int | None, body: str
+    ) -> int | None:
+        """Learn from an overflow; a `max_tokens` that fits if only the output overflowed."""
+        params = chat.params
+        result = self.gauge.record_error(
+            RecordErrorParams(chat.model.id, params.messages, body, status, params.tools),
+            chat.estimate,
+        )
+        if result.learned_limit is not None:
+            self.sink.models_changed()
+        if error.input_tokens is None or error.output_tokens is None or error.limit_tokens is None:
+            return None
+        room = error.limit_tokens - error.input_tokens - budget.safety_tokens(error.limit_tokens)
+        return room if 0 < room < error.output_tokens else None
+
+    def _may_retry(self, attempt: int, progress: _Attempt, exc: HttpStatusError) -> bool:
+        if progress.parts or attempt >= self.retry.max_attempts or exc.should_retry is False:
+            return False
+        if exc.retry_after is not None and exc.retry_after > MAX_RETRY_AFTER:
+            return False
+        return exc.should_retry is True or exc.status in RETRYABLE_STATUSES
+
+    async def _wait(self, chat: _Chat, attempt: int, reason: str, after: float | None) -> None:
+        model = chat.model
+        delay = self.retry.delay(attempt, after)
+        log.warning(
+            "%s: %s; retrying in %.1f s (try %d of %d)",
+            model.id,
+            reason,
+            delay,
+            attempt + 1,
+            self.retry.max_attempts,
+        )
+        self.sink.status(
+            Status(
+                text=f"$(sync~spin) {model.provider.id}: retrying in {delay:.0f}s",
+                tooltip=f"{model.name}: {reason}. Try {attempt + 1} of {self.retry.max_attempts}.",
+                severity="warning",
+            )
+        )
+        await self.sleep(delay)
+
+
+def _auth_message(chat: _Chat, status: int) -> str:
+    return (
+        f"API key for {chat.model.provider.id} was rejected (HTTP {status}); "
+        "run 'tokengauge: Set API Key'."
+    )
+
+
+def _overflow_message(chat: _Chat, error: ParsedError) -> str:
+    if error.input_tokens is not None and error.limit_tokens is not None:
+        detail = f"{error.input_tokens:,} tokens for a {error.limit_tokens:,}-token window"
+    else:
+        detail = f"the provider said: {error.message}"
+    return (
+        f"The conversation is too long for {chat.model.name} ({detail}). tokengauge has learned "
+        "its real size; your next message will be summarized to fit."
+    )
+
+
+def _http_message(chat: _Chat, status: int, error: ParsedError) -> str:
+    return f"{chat.model.provider.id} answered HTTP {status}: {error.message}"
+
+
+def _connection_message(chat: _Chat, exc: UpstreamError, message: str) -> str:
+    provider = chat.model.provider.id
+    if isinstance(exc, StreamStalled):
+        return f"{provider} stopped sending data ({message}); the response is incomplete."
+    return f"Could not complete the request to {provider}: {message}"

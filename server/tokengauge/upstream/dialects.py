@@ -1,0 +1,102 @@
+"""The two wire dialects behind one interface: URL, headers, request body and stream parser.
+
+`openai` covers every Chat Completions server (OpenAI, Azure, OpenRouter, Vercel AI Gateway,
+DeepSeek, Groq, Ollama, LM Studio, vLLM, llama.cpp); `anthropic` is the native Messages API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import attrs
+
+from tokengauge.models import ModelSpec
+from tokengauge.settings import ProviderSettings
+from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
+from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
+from tokengauge.upstream.events import StreamEvent
+from tokengauge.upstream.openai_request import (
+    build_openai_body,
+    max_tokens_field_for,
+    openai_headers,
+)
+from tokengauge.upstream.openai_stream import OpenAIStreamParser
+from tokengauge.upstream.options import ChatOptions
+from tokengauge.upstream.urls import join_url
+from tokengauge.wire import Message, Tool
+
+
+class StreamParser(Protocol):
+    """Turns SSE events into stream events."""
+
+    @property
+    def ended(self) -> bool: ...
+    def feed(self, event: str, data: str) -> list[StreamEvent]: ...
+    def finish(self) -> list[StreamEvent]: ...
+
+
+BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
+
+
+@attrs.frozen
+class Dialect:
+    """How to talk to one kind of API."""
+
+    name: str
+    url: Callable[[str], str]
+    body: BodyBuilder
+    parser: Callable[[], StreamParser]
+
+
+def openai_url(base_url: str) -> str:
+    """Chat Completions endpoint under an OpenAI-style base URL (which ends in `/v1` or so)."""
+    return join_url(base_url, "chat/completions")
+
+
+def anthropic_url(base_url: str) -> str:
+    """Messages endpoint; accepts `https://api.anthropic.com` and `https://api.anthropic.com/v1`."""
+    path = urlsplit(base_url).path.rstrip("/")
+    return join_url(base_url, "messages" if path.endswith("/v1") else "v1/messages")
+
+
+def _openai_body(
+    model: ModelSpec,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    options: ChatOptions,
+    max_tokens: int,
+) -> Any:
+    field = max_tokens_field_for(model.family, model.provider.base_url)
+    return build_openai_body(model.id, messages, tools, options, max_tokens, max_tokens_field=field)
+
+
+def _anthropic_body(
+    model: ModelSpec,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    options: ChatOptions,
+    max_tokens: int,
+) -> Any:
+    return build_anthropic_body(model.id, messages, tools, options, max_tokens)
+
+
+def provider_headers(provider: ProviderSettings, api_key: str | None) -> dict[str, str]:
+    """HTTP headers for a provider: its extra headers plus the key where its API wants it."""
+    if provider.dialect == "anthropic":
+        return anthropic_headers(api_key or "", provider.headers)
+    if (urlsplit(provider.base_url).hostname or "").endswith(".openai.azure.com"):
+        # Azure OpenAI takes the key in `api-key`, not as a bearer token.
+        return {
+            **openai_headers(None, provider.headers),
+            **({"api-key": api_key} if api_key else {}),
+        }
+    return openai_headers(api_key, provider.headers)
+
+
+def dialect_for(model: ModelSpec) -> Dialect:
+    """The dialect the model's provider speaks."""
+    if model.provider.dialect == "anthropic":
+        return Dialect("anthropic", anthropic_url, _anthropic_body, AnthropicStreamParser)
+    return Dialect("openai", openai_url, _openai_body, OpenAIStreamParser)

@@ -1,0 +1,236 @@
+"""Chat request options read from VS Code's `toolMode` and `modelOptions`, and the helpers both
+request-body builders share (data parts as text, tool schemas, header merging).
+
+`modelOptions` is a free dict from whoever calls the model. Known knobs are read under their common
+spellings (`top_p`/`topP`, `max_tokens`/`maxTokens`/...); keys starting with `_` are the caller's
+private bookkeeping (Copilot sends `_capturingTokenCorrelationId` and `_otelTraceContext`) and are
+dropped; every other key is passed into the request body as a provider-specific knob.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections.abc import Mapping
+from typing import Any, Final, Literal, cast
+
+import attrs
+
+from tokengauge.counting import TEXT_MIME_PREFIXES, is_ephemeral, to_json_text
+from tokengauge.wire import (
+    DataPart,
+    InvalidInput,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    UnknownPart,
+    unstructure,
+)
+
+ToolMode = Literal["auto", "required"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+# VS Code's LanguageModelChatToolMode enum: Auto = 1, Required = 2.
+_TOOL_MODES: Final[dict[Any, ToolMode]] = {
+    "auto": "auto",
+    "required": "required",
+    1: "auto",
+    2: "required",
+}
+_ALIASES: Final[dict[str, tuple[str, ...]]] = {
+    "temperature": ("temperature",),
+    "top_p": ("top_p", "topP"),
+    "max_tokens": (
+        "max_tokens",
+        "maxTokens",
+        "max_output_tokens",
+        "maxOutputTokens",
+        "max_completion_tokens",
+        "maxCompletionTokens",
+    ),
+    "reasoning_effort": ("reasoning_effort", "reasoningEffort"),
+    "thinking_budget": ("thinking_budget", "thinkingBudget", "budget_tokens", "budgetTokens"),
+    "stop": ("stop", "stop_sequences", "stopSequences"),
+}
+_KNOWN_KEYS: Final = frozenset(key for keys in _ALIASES.values() for key in keys)
+# The body's structure is ours: a passthrough key must not replace it.
+RESERVED_KEYS: Final = frozenset(
+    {"model", "messages", "stream", "stream_options", "tools", "system"}
+)
+REASONING_EFFORTS: Final[tuple[ReasoningEffort, ...]] = ("minimal", "low", "medium", "high")
+IMAGE_MIME_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+EMPTY_OBJECT_SCHEMA: Final[dict[str, Any]] = {"type": "object", "properties": {}}
+
+
+@attrs.frozen
+class ChatOptions:
+    """What the caller asked for, independent of the API dialect."""
+
+    tool_mode: ToolMode = "auto"
+    """`required`: the model must call a tool."""
+    temperature: float | None = None
+    """Sampling temperature; omitted from the body when None."""
+    top_p: float | None = None
+    """Nucleus sampling; omitted when None."""
+    max_tokens: int | None = None
+    """The output cap the caller asked for; the chat loop clamps it to what fits the window."""
+    reasoning_effort: ReasoningEffort | None = None
+    """OpenAI-style reasoning effort."""
+    thinking_budget: int | None = None
+    """Anthropic extended-thinking budget in tokens; 0 or None means no thinking."""
+    stop: list[str] | None = None
+    """Stop sequences."""
+    extra: dict[str, Any] = attrs.field(factory=dict)
+    """Unknown keys, merged into the request body last (provider-specific knobs)."""
+
+
+def _pick(options: Mapping[str, Any], name: str) -> Any:
+    given = [(key, options[key]) for key in _ALIASES[name] if options.get(key) is not None]
+    if any(value != given[0][1] for _, value in given[1:]):
+        keys = ", ".join(key for key, _ in given)
+        raise InvalidInput(f"invalid modelOptions: {keys} disagree; give only one of them")
+    return given[0] if given else (name, None)
+
+
+def _number(key: str, value: Any, low: float, high: float) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(f"invalid modelOptions.{key}: expected a number, got {value!r:.40}")
+    if not low <= value <= high:
+        raise InvalidInput(f"invalid modelOptions.{key}: {value} is outside {low}..{high}")
+    return float(value)
+
+
+def _integer(key: str, value: Any, low: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"invalid modelOptions.{key}: expected an integer, got {value!r:.40}")
+    if value < low:
+        raise InvalidInput(f"invalid modelOptions.{key}: must be at least {low}, got {value}")
+    return value
+
+
+def _stop(key: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise InvalidInput(f"invalid modelOptions.{key}: expected a string or a list of strings")
+
+
+def _reasoning_effort(key: str, value: Any) -> ReasoningEffort | None:
+    if value is None:
+        return None
+    if value not in REASONING_EFFORTS:
+        choices = ", ".join(REASONING_EFFORTS)
+        raise InvalidInput(f"invalid modelOptions.{key}: expected one of {choices}, got {value!r}")
+    return cast("ReasoningEffort", value)
+
+
+def parse_tool_mode(tool_mode: Any) -> ToolMode:
+    """`"auto"`/`"required"` or VS Code's numeric enum (1, 2); None means auto."""
+    if tool_mode is None:
+        return "auto"
+    if isinstance(tool_mode, bool) or tool_mode not in _TOOL_MODES:
+        raise InvalidInput(
+            f'invalid toolMode: expected "auto", "required", 1 or 2, got {tool_mode!r:.40}'
+        )
+    return _TOOL_MODES[tool_mode]
+
+
+def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
+    """Read `toolMode` and `modelOptions` as the extension sends them; bad values raise
+    `InvalidInput` naming the key."""
+    if model_options is None:
+        model_options = {}
+    if not isinstance(model_options, dict):
+        raise InvalidInput(
+            f"invalid modelOptions: expected an object, got {type(model_options).__name__}"
+        )
+    for key in model_options:
+        if key in RESERVED_KEYS:
+            raise InvalidInput(f"invalid modelOptions.{key}: the server sets it; remove it")
+    extra = {
+        key: value
+        for key, value in model_options.items()
+        if isinstance(key, str) and not key.startswith("_") and key not in _KNOWN_KEYS
+    }
+    temperature_key, temperature = _pick(model_options, "temperature")
+    top_p_key, top_p = _pick(model_options, "top_p")
+    max_tokens_key, max_tokens = _pick(model_options, "max_tokens")
+    effort_key, effort = _pick(model_options, "reasoning_effort")
+    budget_key, budget = _pick(model_options, "thinking_budget")
+    stop_key, stop = _pick(model_options, "stop")
+    return ChatOptions(
+        tool_mode=parse_tool_mode(tool_mode),
+        temperature=_number(temperature_key, temperature, 0.0, 2.0),
+        top_p=_number(top_p_key, top_p, 0.0, 1.0),
+        max_tokens=_integer(max_tokens_key, max_tokens, 1),
+        reasoning_effort=_reasoning_effort(effort_key, effort),
+        thinking_budget=_integer(budget_key, budget, 0),
+        stop=_stop(stop_key, stop),
+        extra=extra,
+    )
+
+
+# --- shared by both body builders ---------------------------------------------------------------
+
+
+def data_text(part: DataPart) -> str | None:
+    """The text of a text-like data part (text/*, JSON, XML, YAML), or None for anything else."""
+    if not part.mime_type.startswith(TEXT_MIME_PREFIXES):
+        return None
+    try:
+        return base64.b64decode(part.data, validate=False).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def omitted_note(part: DataPart) -> str:
+    """The text that stands in for data the API cannot take."""
+    return f"[{part.mime_type} attachment omitted: this API cannot take it]"
+
+
+def part_text(part: Part) -> str:
+    """A part where only text can go: thinking and ephemeral parts vanish, unknown parts and tool
+    calls become their JSON, data its decoded text or a note."""
+    if isinstance(part, TextPart):
+        return part.value
+    if isinstance(part, ThinkingPart) or is_ephemeral(part):
+        return ""
+    if isinstance(part, DataPart):
+        text = data_text(part)
+        return omitted_note(part) if text is None else text
+    if isinstance(part, UnknownPart):
+        return to_json_text(part.json)
+    if isinstance(part, ToolResultPart):
+        return "".join(part_text(inner) for inner in part.content)
+    return to_json_text(unstructure(part))
+
+
+def object_schema(schema: Any) -> dict[str, Any]:
+    """A tool's input schema as both APIs require it: a JSON object schema (`type: object`)."""
+    if not isinstance(schema, dict) or not schema:
+        return dict(EMPTY_OBJECT_SCHEMA)
+    if "type" not in schema:
+        return {"type": "object", **schema}
+    return schema
+
+
+def merged_headers(*layers: Mapping[str, str]) -> dict[str, str]:
+    """Header layers merged in order; a later layer replaces an earlier header whatever its case."""
+    headers: dict[str, str] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            for existing in [key for key in headers if key.lower() == name.lower()]:
+                del headers[existing]
+            headers[name] = value
+    return headers

@@ -1,0 +1,96 @@
+"""Helpers for the chat tests: a server wired to the test upstream, and part collection."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from pytest_lsp import LanguageClient
+
+from tests.lsp.helpers import plain, text_message
+
+API_KEY = "sk-tokengauge-test-SECRET-0123456789abcdef"
+_ids = itertools.count(1)
+
+
+def chat_options(storage: str, base_url: str, **extra: Any) -> dict[str, Any]:
+    """initializationOptions with one OpenAI-dialect and one Anthropic-dialect provider."""
+    return {
+        "storageDir": storage,
+        "logLevel": "debug",
+        "providers": [
+            {"id": "up-openai", "dialect": "openai", "baseUrl": base_url + "/v1"},
+            {"id": "up-anthropic", "dialect": "anthropic", "baseUrl": base_url},
+        ],
+        "models": [
+            {"id": "gpt-4o", "provider": "up-openai", "name": "GPT-4o (test)"},
+            {
+                "id": "claude-sonnet-4-5",
+                "provider": "up-anthropic",
+                "name": "Sonnet (test)",
+                "contextWindow": 200_000,
+            },
+        ],
+        "idleTimeout": 1.5,
+        "connectTimeout": 2,
+        "retryBaseDelay": 0.05,
+        **extra,
+    }
+
+
+def conversation(text: str = "Please explain what this code does.") -> list[dict[str, Any]]:
+    """A short conversation with a system prompt."""
+    return [
+        text_message("system", "You are a helpful coding assistant."),
+        text_message("user", text),
+    ]
+
+
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a file from the workspace.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+}
+
+
+class PartLog:
+    """Collects `tokenGauge/chatPart` notifications by request id."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.parts: dict[str, list[dict[str, Any]]] = {}
+        self.statuses: list[dict[str, Any]] = []
+        self.models_changed = 0
+
+        # pygls registers plain functions only (not bound methods).
+        def on_part(params: Any) -> None:
+            params = plain(params)
+            self.parts.setdefault(params["requestId"], []).append(params["part"])
+
+        def on_status(params: Any) -> None:
+            self.statuses.append(plain(params))
+
+        def on_models_changed(params: Any) -> None:
+            self.models_changed += 1
+
+        client.feature("tokenGauge/chatPart")(on_part)
+        client.feature("tokenGauge/status")(on_status)
+        client.feature("tokenGauge/modelsChanged")(on_models_changed)
+
+    def of(self, request_id: str) -> list[dict[str, Any]]:
+        """The parts of one request, in arrival order."""
+        return self.parts.get(request_id, [])
+
+
+def chat_params(model_id: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """`tokenGauge/chat` params with a fresh request id and the test key."""
+    return {
+        "requestId": f"req-{next(_ids)}",
+        "modelId": model_id,
+        "messages": messages,
+        "credentials": {"apiKey": API_KEY},
+        **extra,
+    }

@@ -1,0 +1,257 @@
+"""`tokenGauge/chat` end to end: real LSP over stdio, real HTTP to the test upstream."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol.types import CancelParams
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.lsp.chat_helpers import (
+    API_KEY,
+    READ_FILE,
+    PartLog,
+    chat_options,
+    chat_params,
+    conversation,
+)
+from tests.lsp.helpers import call, initialize
+from tests.upstream import faults
+from tests.upstream.config import Reply, Scripted, UpstreamConfig
+from tests.upstream.server import Upstream, running_upstream
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    """The server, wired to a fresh test upstream (`client.upstream`)."""
+    async with running_upstream(UpstreamConfig()) as up:
+        lsp_client.upstream = up  # type: ignore[attr-defined]
+        lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
+        await initialize(lsp_client, chat_options(str(tmp_path / "storage"), up.base_url))
+        yield
+        await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def upstream(client: LanguageClient) -> Upstream:
+    """The test upstream behind `client`."""
+    return client.upstream  # type: ignore[attr-defined,no-any-return]
+
+
+def parts_of(client: LanguageClient, params: dict) -> list[dict]:
+    return client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
+
+
+async def chat(client: LanguageClient, params: dict) -> dict:
+    return await call(client, "tokenGauge/chat", params)
+
+
+@pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5"])
+async def test_text_streams_in_order_and_usage_closes_the_loop(
+    client: LanguageClient, upstream: Upstream, model_id: str
+):
+    question = "Please explain what this code does: " + "total = compute(x, y) + 1\n" * 100
+    messages = conversation(question)
+    params = chat_params(model_id, messages)
+    result = await chat(client, params)
+    parts = parts_of(client, params)
+    text = "".join(p["value"] for p in parts if p["type"] == "text")
+    assert text == "ok: " + question[:40]
+    assert [p["type"] for p in parts][-1] == "usage"
+    assert all(p["type"] == "text" for p in parts[:-1])
+    assert len(parts) > 2  # really streamed in pieces
+    [request] = upstream.model_requests
+    true_input = request.prompt_tokens
+    usage = parts[-1]
+    assert usage["totalInputTokens"] == true_input
+    assert usage["data"]["prompt_tokens"] == true_input
+    assert usage["data"]["completion_tokens"] == request.output_tokens
+    assert result == {"usage": usage["data"], "finishReason": result["finishReason"]}
+    assert result["finishReason"] in ("stop", "end_turn")
+    # The key went to the API, and only there.
+    header = request.header("authorization") or request.header("x-api-key")
+    assert API_KEY in header
+    # Counts of the same messages now follow the API's actual (+2%).
+    counted = await call(
+        client, "tokenGauge/countTokens", {"modelId": model_id, "inputs": messages[1:]}
+    )
+    record = (await call(client, "tokenGauge/usage", {}))["latest"]
+    shares = true_input - record["estimate"]["system"] - record["estimate"]["tools"]
+    # Each message gets its share of the actual (never less than the residual), plus 2%.
+    assert shares <= sum(counted["tokens"]) <= math.ceil(true_input * 1.02)
+    status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
+    assert status["text"].startswith("$(pulse) ") and status["severity"] == "info"
+
+
+async def test_tool_call_and_max_tokens(client: LanguageClient, upstream: Upstream):
+    upstream.script(
+        Scripted(reply=Reply(tool_call=True, tool_arguments={"path": "src/app.py", "n": 3}))
+    )
+    params = chat_params(
+        "claude-sonnet-4-5",
+        conversation(),
+        tools=[READ_FILE],
+        toolMode="required",
+        modelOptions={"temperature": 0.2},
+    )
+    result = await chat(client, params)
+    calls = [p for p in parts_of(client, params) if p["type"] == "toolCall"]
+    assert len(calls) == 1
+    assert calls[0]["name"] == "read_file"
+    assert calls[0]["input"] == {"path": "src/app.py", "n": 3}
+    assert calls[0]["callId"]
+    assert result["finishReason"] == "tool_use"
+    body = upstream.model_requests[0].json
+    assert body["tool_choice"] == {"type": "any"}
+    assert body["tools"][0]["name"] == "read_file"
+    assert 0 < body["max_tokens"] <= 64_000
+
+
+async def test_overflow_learns_and_says_the_next_message_will_be_summarized(
+    client: LanguageClient, upstream: Upstream
+):
+    upstream.config.model.context_window = 60
+    upstream.config.model.check_max_tokens = False
+    messages = conversation("word " * 200)
+    params = chat_params("claude-sonnet-4-5", messages)
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, params)
+    message = caught.value.message
+    assert "too long" in message and "summarized" in message
+    assert API_KEY not in message
+    true_input = upstream.model_requests[0].prompt_tokens
+    counted = await call(
+        client,
+        "tokenGauge/countTokens",
+        {"modelId": "claude-sonnet-4-5", "inputs": messages[1:]},
+    )
+    assert sum(counted["tokens"]) > 60
+    assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
+    models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
+    assert models["claude-sonnet-4-5"]["contextWindow"] == 60
+    assert true_input > 60
+
+
+async def test_input_plus_max_tokens_is_retried_once_with_a_fitting_max_tokens(
+    client: LanguageClient, upstream: Upstream
+):
+    upstream.config.model.context_window = 20_000  # the prompt fits, 16k of output does not
+    params = chat_params("claude-sonnet-4-5", conversation("word " * 6000))
+    await chat(client, params)
+    first, second = upstream.model_requests
+    assert first.status == 400 and second.status == 200
+    assert second.json["max_tokens"] < first.json["max_tokens"]
+    assert second.prompt_tokens + second.json["max_tokens"] <= 20_000
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(faults.rate_limited("anthropic", retry_after=0.2), id="429-retry-after"),
+        pytest.param(faults.overloaded(), id="529-should-retry"),
+        pytest.param(faults.server_error(503), id="503"),
+        pytest.param(Scripted(fault=faults.Fault(drop_before_headers=True)), id="reset"),
+    ],
+)
+async def test_transient_errors_back_off_and_retry(
+    client: LanguageClient, upstream: Upstream, fault: Scripted
+):
+    upstream.script(fault)
+    params = chat_params("claude-sonnet-4-5", conversation())
+    await chat(client, params)
+    assert [r.status for r in upstream.model_requests][-1] == 200
+    assert len(upstream.model_requests) == 2
+    waits = [s for s in client.part_log.statuses if "retrying" in s["text"]]  # type: ignore[attr-defined]
+    assert waits and waits[0]["severity"] == "warning"
+
+
+async def test_gives_up_after_three_tries(client: LanguageClient, upstream: Upstream):
+    upstream.script(faults.server_error(500), faults.server_error(502), faults.server_error(503))
+    with pytest.raises(JsonRpcException, match="HTTP 503"):
+        await chat(client, chat_params("gpt-4o", conversation()))
+    assert len(upstream.model_requests) == 3
+
+
+@pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5"])
+async def test_rejected_key(client: LanguageClient, upstream: Upstream, model_id: str):
+    dialect = "anthropic" if model_id.startswith("claude") else "openai"
+    upstream.script(faults.unauthorized(dialect))
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, chat_params(model_id, conversation()))
+    assert "API key for up-" in caught.value.message
+    assert "tokengauge: Set API Key" in caught.value.message
+    assert len(upstream.model_requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("model_id", "fault", "needle"),
+    [
+        pytest.param(
+            "claude-sonnet-4-5",
+            faults.midstream_error("anthropic"),
+            "Overloaded",
+            id="anthropic-error-event",
+        ),
+        pytest.param(
+            "gpt-4o",
+            faults.midstream_error("openai"),
+            "Token limit reached",
+            id="openrouter-error-chunk",
+        ),
+        pytest.param(
+            "gpt-4o",
+            faults.drop_after(chunks=3),
+            "incomplete|complete the request",
+            id="dropped-mid-stream",
+        ),
+        pytest.param(
+            "gpt-4o", faults.stall(after_chunks=2, seconds=5), "stopped sending", id="stalled"
+        ),
+    ],
+)
+async def test_broken_streams_end_in_a_clear_error(
+    client: LanguageClient, upstream: Upstream, model_id: str, fault: Scripted, needle: str
+):
+    fault.times = 3
+    upstream.script(fault)
+    params = chat_params(model_id, conversation())
+    with pytest.raises(JsonRpcException, match=needle):
+        await chat(client, params)
+    assert all(p["type"] != "usage" for p in parts_of(client, params))
+
+
+async def test_cancel_closes_the_upstream_connection(client: LanguageClient, upstream: Upstream):
+    upstream.script(faults.stall(after_chunks=2, seconds=30))
+    msg_id = str(uuid.uuid4())
+    pending = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            "tokenGauge/chat", chat_params("gpt-4o", conversation()), msg_id=msg_id
+        )
+    )
+    [request] = await upstream.wait_for_requests(1, route="chat")
+    await asyncio.sleep(0.3)  # the stream is open and stalled
+    cancelled_at = asyncio.get_running_loop().time()
+    client.protocol.notify("$/cancelRequest", CancelParams(id=msg_id))
+    seen = await request.wait_disconnected(5)
+    assert seen - cancelled_at < 1.0
+    with pytest.raises(JsonRpcException) as answer:  # LSP: a cancelled request still gets an answer
+        await asyncio.wait_for(pending, 5)
+    assert answer.value.code == -32800  # RequestCancelled
+
+
+async def test_bad_chat_params(client: LanguageClient):
+    with pytest.raises(JsonRpcException, match=r"modelOptions|temperature"):
+        await chat(
+            client, chat_params("gpt-4o", conversation(), modelOptions={"temperature": "hot"})
+        )
+    with pytest.raises(JsonRpcException, match="unknown model"):
+        await chat(client, chat_params("nope", conversation()))

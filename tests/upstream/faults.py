@@ -1,0 +1,230 @@
+"""Writing a response in realistic chunks, applying faults, and noticing client disconnects.
+
+Also ready-made :class:`Scripted` faults built from the real error fixtures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping
+
+from aiohttp import web
+
+from tests.upstream.config import Chunking, Fault, Scripted
+from tests.upstream.records import COMPLETED, DROPPED, RecordedRequest
+from tests.upstream.wire import anthropic_error_event, openai_error_event
+
+_POLL = 0.005  # seconds between connection checks while sleeping
+
+
+def connection_gone(request: web.Request) -> bool:
+    """Whether the client connection is closed (or closing)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def sleep_watching(request: web.Request, record: RecordedRequest, seconds: float) -> bool:
+    """Sleep, checking the connection; False (and the record marked) if the client left."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while True:
+        if connection_gone(request):
+            record.mark_disconnected()
+            return False
+        remaining = end - loop.time()
+        if remaining <= 0:
+            return True
+        await asyncio.sleep(min(remaining, _POLL))
+
+
+def apply_event_faults(events: list[bytes], fault: Fault | None, dialect: str) -> list[bytes]:
+    """Insert garbage / cut the stream and end it with the dialect's real error event."""
+    if fault is None:
+        return events
+    events = list(events)
+    if fault.error_event_after_events is not None:
+        error = anthropic_error_event() if dialect == "anthropic" else openai_error_event()
+        events = [*events[: fault.error_event_after_events], error]
+    if fault.garbage_after_events is not None:
+        events.insert(fault.garbage_after_events, fault.garbage.encode())
+    return events
+
+
+def cut(data: bytes, chunking: Chunking, rng: random.Random) -> list[bytes]:
+    """Split bytes at arbitrary positions into chunks of the configured size range."""
+    low = max(1, chunking.min_bytes)
+    high = max(low, chunking.max_bytes)
+    chunks, start = [], 0
+    while start < len(data):
+        size = rng.randint(low, high)
+        chunks.append(data[start : start + size])
+        start += size
+    return chunks
+
+
+async def send_stream(
+    request: web.Request,
+    record: RecordedRequest,
+    *,
+    status: int,
+    headers: Mapping[str, str],
+    data: bytes,
+    chunking: Chunking,
+    rng: random.Random,
+    fault: Fault | None = None,
+) -> web.StreamResponse:
+    """Stream ``data`` in seeded random chunks with delays, applying the byte/chunk faults."""
+    fault = fault or Fault()
+    response = web.StreamResponse(status=status, headers=dict(headers))
+    record.status = status
+    if fault.headers_delay and not await sleep_watching(request, record, fault.headers_delay):
+        return response
+    if fault.drop_before_headers:
+        return await _abort(request, record, response)
+    if fault.drop_after_bytes is not None:
+        data = data[: fault.drop_after_bytes]
+    chunks = cut(data, chunking, rng)
+    if fault.drop_after_chunks is not None:
+        chunks = chunks[: fault.drop_after_chunks]
+    drop = fault.drop_after_bytes is not None or fault.drop_after_chunks is not None
+    try:
+        await response.prepare(request)
+        for index, chunk in enumerate(chunks, start=1):
+            await response.write(chunk)
+            if record.first_byte_at is None:
+                record.first_byte_at = time.monotonic()
+            record.bytes_sent += len(chunk)
+            record.chunks_sent = index
+            if index == fault.stall_after_chunks:
+                if not await sleep_watching(request, record, fault.stall_seconds):
+                    return response
+                if fault.stall_then == "drop":
+                    return await _abort(request, record, response)
+            delay = rng.uniform(chunking.min_delay, chunking.max_delay)
+            last = index == len(chunks)
+            if delay > 0 and not last and not await sleep_watching(request, record, delay):
+                return response
+        if drop:
+            return await _abort(request, record, response)
+        await response.write_eof()
+    except ConnectionError:
+        record.mark_disconnected()
+        return response
+    except asyncio.CancelledError:
+        record.mark_disconnected()  # aiohttp cancels the handler when the client disconnects
+        raise
+    record.finish(COMPLETED)
+    return response
+
+
+async def _abort(
+    request: web.Request, record: RecordedRequest, response: web.StreamResponse
+) -> web.StreamResponse:
+    """Kill the connection mid-body (the client sees an incomplete chunked read).
+
+    Waits (briefly) for the bytes already written to leave the socket buffer first, so the client
+    receives exactly what ``bytes_sent`` says.
+    """
+    record.finish(DROPPED)
+    transport = request.transport
+    for _ in range(200):
+        if transport is None or transport.is_closing() or not transport.get_write_buffer_size():
+            break
+        await asyncio.sleep(_POLL)
+    if transport is not None:
+        transport.abort()
+    return response
+
+
+# Ready-made faults from the real error fixtures.
+
+
+def rate_limited(
+    dialect: str = "anthropic", retry_after: float = 1, route: str = "any"
+) -> Scripted:
+    """HTTP 429 with ``retry-after`` and the provider's real rate-limit body."""
+    fixture = (
+        "error-anthropic-429-rate-limit"
+        if dialect == "anthropic"
+        else ("error-openrouter-429-upstream-ratelimit")
+    )
+    return Scripted(
+        route=route, fixture=fixture, status=429, headers={"retry-after": f"{retry_after:g}"}
+    )
+
+
+def overloaded(route: str = "any") -> Scripted:
+    """Anthropic HTTP 529 overloaded (``x-should-retry: true``, real headers and body)."""
+    return Scripted(route=route, fixture="error-anthropic-529-overloaded", status=529)
+
+
+def unauthorized(dialect: str = "anthropic", route: str = "any") -> Scripted:
+    """HTTP 401 with Anthropic's real ``invalid x-api-key`` body (or OpenAI's shape)."""
+    if dialect == "anthropic":
+        return Scripted(route=route, fixture="error-anthropic-401-invalid-api-key", status=401)
+    body = (
+        '{"error":{"message":"Incorrect API key provided: sk-***. You can find your API key at '
+        'https://platform.openai.com/account/api-keys.","type":"invalid_request_error",'
+        '"param":null,"code":"invalid_api_key"}}'
+    )
+    return Scripted(route=route, body=body, status=401)
+
+
+def server_error(status: int = 500, body: str | None = None, route: str = "any") -> Scripted:
+    """HTTP 5xx with a JSON body."""
+    error = {"message": "Internal server error", "type": "server_error", "code": status}
+    return Scripted(route=route, body=body or json.dumps({"error": error}), status=status)
+
+
+def error_for_status(item: Scripted, dialect: str) -> Scripted:
+    """A status-only scripted error made concrete: the provider's real body for that status."""
+    if item.status == 401:
+        base = unauthorized(dialect)
+    elif item.status == 429:
+        base = rate_limited(dialect)
+        base.headers = {}
+    elif item.status == 529:
+        base = overloaded()
+    elif dialect == "anthropic":
+        error = {"type": "api_error", "message": "Internal server error"}
+        base = Scripted(body=json.dumps({"type": "error", "error": error}, separators=(",", ":")))
+    else:
+        base = server_error(item.status or 500)
+    base.status, base.fault = item.status, item.fault
+    base.headers = {**base.headers, **item.headers}
+    return base
+
+
+def midstream_error(dialect: str = "anthropic", route: str = "any") -> Scripted:
+    """An HTTP 200 stream that ends with the provider's real error event."""
+    fixture = (
+        "error-anthropic-overloaded-stream-event"
+        if dialect == "anthropic"
+        else "openrouter-chat-stream-midstream-error"
+    )
+    return Scripted(route=route, fixture=fixture)
+
+
+def drop_after(
+    bytes_: int | None = None, chunks: int | None = None, route: str = "any"
+) -> Scripted:
+    """The model's normal stream, with the connection aborted after K bytes or K chunks."""
+    return Scripted(route=route, fault=Fault(drop_after_bytes=bytes_, drop_after_chunks=chunks))
+
+
+def stall(
+    after_chunks: int = 1, seconds: float = 30.0, then: str = "continue", route: str = "any"
+) -> Scripted:
+    """The model's normal stream, pausing mid-body (long stalls make cancellation tests easy)."""
+    return Scripted(
+        route=route,
+        fault=Fault(stall_after_chunks=after_chunks, stall_seconds=seconds, stall_then=then),
+    )
+
+
+def malformed(after_events: int = 1, route: str = "any") -> Scripted:
+    """The model's normal stream with a garbage ``data:`` line inserted."""
+    return Scripted(route=route, fault=Fault(garbage_after_events=after_events))

@@ -1,0 +1,85 @@
+"""What the test upstream saw: one record per request, with disconnect and finish events."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# How a request ended.
+PENDING = "pending"
+COMPLETED = "completed"  # the whole response was written
+DROPPED = "dropped"  # a fault made the server abort the connection
+DISCONNECTED = "client_disconnected"  # the client closed the connection first
+
+
+@dataclass
+class RecordedRequest:
+    """One request (control requests are not recorded). Times are ``time.monotonic()``.
+
+    ``headers`` keys are lower-cased. ``disconnected`` is set when the client closed the
+    connection before the response was complete (``disconnected_at`` says when); ``finished`` is
+    set when the handler is done, whatever the outcome.
+    """
+
+    id: int
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    json: Any
+    route: str  # "chat", "messages", "count_tokens", "models", "replay" or "other"
+    received_at: float = field(default_factory=time.monotonic)
+    status: int | None = None
+    outcome: str = PENDING
+    bytes_sent: int = 0
+    chunks_sent: int = 0
+    prompt_tokens: int | None = None  # the model's true count (model routes)
+    output_tokens: int | None = None
+    scripted: bool = False
+    first_byte_at: float | None = None
+    finished_at: float | None = None
+    disconnected_at: float | None = None
+    disconnected: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """A request header, case-insensitively."""
+        return self.headers.get(name.lower(), default)
+
+    def mark_disconnected(self) -> None:
+        """The client went away before the response was complete."""
+        if self.outcome == PENDING:
+            self.outcome = DISCONNECTED
+            self.disconnected_at = time.monotonic()
+            self.disconnected.set()
+
+    def finish(self, outcome: str = COMPLETED) -> None:
+        """The handler is done (keeps an earlier outcome such as a disconnect)."""
+        if self.outcome == PENDING:
+            self.outcome = outcome
+        if self.finished_at is None:
+            self.finished_at = time.monotonic()
+        self.finished.set()
+
+    async def wait_disconnected(self, timeout: float = 5.0) -> float:
+        """Wait until the client disconnect was seen; returns ``disconnected_at``."""
+        await asyncio.wait_for(self.disconnected.wait(), timeout)
+        assert self.disconnected_at is not None
+        return self.disconnected_at
+
+    async def wait_finished(self, timeout: float = 5.0) -> RecordedRequest:
+        """Wait until the handler is done."""
+        await asyncio.wait_for(self.finished.wait(), timeout)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (body as UTF-8 text) for ``GET /_control/requests``."""
+        skip = {"disconnected", "finished", "body"}
+        data = {k: v for k, v in vars(self).items() if k not in skip}
+        data["body_text"] = self.body.decode("utf-8", "replace")
+        data["is_disconnected"] = self.disconnected.is_set()
+        data["is_finished"] = self.finished.is_set()
+        return data
