@@ -9,10 +9,10 @@ message. ``parse_overflow_error`` never raises; when it understands nothing it r
 from __future__ import annotations
 
 import ast
-import warnings
 import enum
 import json
 import re
+import warnings
 from collections.abc import Mapping
 
 import attrs
