@@ -114,3 +114,27 @@ def test_version_and_missing_file(tmp_path: Path):
     assert run("--version").stdout.startswith("tokengauge ")
     result = run("parse-error", str(tmp_path / "missing.json"))
     assert result.returncode == 2 and "missing.json" in result.stderr
+
+
+STREAMS = sorted(p.name for p in WIRE.glob("*.sse"))
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_parse_stream_prints_the_parsed_events(name: str):
+    from tokengauge.upstream.events import event_json
+    from tokengauge.upstream.parse_stream import parse_stream_file
+
+    dialect = "anthropic" if "anthropic" in name else "openai"
+    result = run("parse-stream", "--dialect", dialect, str(WIRE / name))
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    events = parse_stream_file(dialect, (WIRE / name).read_bytes())
+    expected = [j for j in map(event_json, events) if j is not None]
+    assert printed == expected
+    assert printed, "every capture yields at least one event"
+    failed = any(event["type"] == "error" for event in printed)
+    assert result.returncode == (1 if failed else 0)
+
+
+def test_parse_stream_needs_a_dialect():
+    result = run("parse-stream", str(WIRE / "anthropic-stream-text.sse"))
+    assert result.returncode == 2 and "--dialect" in result.stderr

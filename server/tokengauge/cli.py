@@ -23,6 +23,7 @@ from tokengauge.ledger import Ledger
 from tokengauge.openai_format import read_request
 from tokengauge.overflow import ErrorKind, parse_overflow_error
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.upstream.parse_stream import main_parse_stream
 from tokengauge.wire import InvalidInput, Message
 
 DEFAULT_MODEL = "gpt-4o"
@@ -43,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     parse_error = commands.add_parser("parse-error", help="classify an API error body")
     parse_error.add_argument("file", type=Path, help="the error body (JSON, text or SSE)")
     parse_error.add_argument("--status", type=int, help="the HTTP status, if known")
+    parse_stream = commands.add_parser("parse-stream", help="parse a captured SSE stream")
+    parse_stream.add_argument("--dialect", choices=("openai", "anthropic"), required=True)
+    parse_stream.add_argument("file", type=Path, help="the captured stream (.sse)")
     return parser
 
 
@@ -133,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return count_command(args, Console())
     if args.command == "parse-error":
         return parse_error_command(args)
+    if args.command == "parse-stream":
+        return main_parse_stream(args.dialect, args.file)
     from tokengauge.server import serve
 
     serve()

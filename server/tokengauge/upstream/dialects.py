@@ -7,7 +7,7 @@ DeepSeek, Groq, Ollama, LM Studio, vLLM, llama.cpp); `anthropic` is the native M
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -16,7 +16,7 @@ from tokengauge.models import ModelSpec
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import StreamEvent
+from tokengauge.upstream.events import StreamParser
 from tokengauge.upstream.openai_request import (
     build_openai_body,
     max_tokens_field_for,
@@ -26,16 +26,6 @@ from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.urls import join_url
 from tokengauge.wire import Message, Tool
-
-
-class StreamParser(Protocol):
-    """Turns SSE events into stream events."""
-
-    @property
-    def ended(self) -> bool: ...
-    def feed(self, event: str, data: str) -> list[StreamEvent]: ...
-    def finish(self) -> list[StreamEvent]: ...
-
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
 

@@ -6,7 +6,7 @@ the usage, and ends with the error or the finish reason.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Protocol, Union
 
 import attrs
 
@@ -63,6 +63,23 @@ class Finish:
 
 
 StreamEvent = Union[TextDelta, ThinkingDelta, ToolCall, UsageReport, StreamError, Finish]  # noqa: UP007
+
+
+class StreamParser(Protocol):
+    """Turns one response's SSE events into stream events (both dialects' parsers)."""
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream's terminal event (`[DONE]`, `message_stop`) has been seen."""
+        ...
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        """The stream events of one SSE event."""
+        ...
+
+    def finish(self) -> list[StreamEvent]:
+        """Whatever is still pending when the stream is over."""
+        ...
 
 
 def event_json(event: StreamEvent) -> dict[str, Any] | None:

@@ -10,24 +10,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import StreamError, StreamEvent, event_json
+from tokengauge.upstream.events import StreamError, StreamEvent, StreamParser, event_json
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
 StreamDialect = Literal["openai", "anthropic"]
 _TERMINAL: dict[str, str] = {"openai": "data: [DONE]", "anthropic": "message_stop"}
-
-
-class StreamParser(Protocol):
-    """What both parsers offer."""
-
-    @property
-    def ended(self) -> bool: ...
-    def feed(self, event: str, data: str) -> list[StreamEvent]: ...
-    def finish(self) -> list[StreamEvent]: ...
 
 
 def make_parser(dialect: StreamDialect) -> StreamParser:
