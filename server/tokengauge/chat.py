@@ -41,6 +41,7 @@ from tokengauge.upstream.http import (
     HttpStatusError,
     StreamStalled,
     UpstreamError,
+    drain,
     open_sse,
 )
 from tokengauge.upstream.options import ChatOptions, parse_model_options
@@ -217,6 +218,7 @@ class ChatRun:
                 for event in parser.feed(sse.event, sse.data):
                     self._handle(chat, event, progress)
                 if parser.ended:
+                    await drain(events)
                     break
         for event in parser.finish():
             self._handle(chat, event, progress)

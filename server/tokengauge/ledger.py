@@ -10,8 +10,9 @@ database is corrupt, or any later operation raises, the ledger logs one warning 
 directory and the reason and carries on from bounded in-memory stores for the rest of the
 process. Every write also goes to memory, so what this session learned survives the switch.
 
-Keys are tuples: ``("actual", family, digest)``, ``("factor", model_id)``,
-``("limit", model_id)``, ``("document", name)`` and ``("usage",)``. Values are ints, floats
+Keys are strings (diskcache stores them as they are; tuples it would pickle on every lookup):
+``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name`` and ``usage``,
+joined by the unit separator U+001F. Values are ints, floats
 and, for documents and the history, JSON text; none of them is pickled, and the ledger never
 receives secrets.
 """
@@ -40,7 +41,13 @@ MEMORY_MODELS_LIMIT: Final = 4_096
 """Entries of each in-memory per-model store (LRU)."""
 
 _MAX_SQLITE_INT: Final = 2**63 - 1
-_USAGE_KEY: Final = ("usage",)
+_USAGE_KEY: Final = "usage"
+_SEPARATOR: Final = "\x1f"
+
+
+def _key(kind: str, *parts: str) -> str:
+    return _SEPARATOR.join((kind, *parts))
+
 
 _T = TypeVar("_T")
 
@@ -86,7 +93,7 @@ class Ledger:
 
     def get_actual(self, family: str, digest: str) -> int | None:
         """The token count the API reported for `digest` under tokenizer `family`, if known."""
-        value = self._on_disk(lambda cache: cache.get(("actual", family, digest)))
+        value = self._on_disk(lambda cache: cache.get(_key("actual", family, digest)))
         if _is_count(value):
             return value
         with self._lock:
@@ -100,7 +107,7 @@ class Ledger:
 
         def read(cache: diskcache.Cache) -> list[object]:
             with cache.transact():  # One commit for the access-time updates of LRU eviction.
-                return [cache.get(("actual", family, digest)) for digest in keys]
+                return [cache.get(_key("actual", family, digest)) for digest in keys]
 
         found = self._on_disk(read) or [None] * len(keys)
         with self._lock:
@@ -123,14 +130,14 @@ class Ledger:
             # database's page count is over size_limit, and freed pages are only returned at
             # commit, so a batch in one transaction would evict ten entries per entry written.
             for digest, count in items:
-                cache.set(("actual", family, digest), count)
+                cache.set(_key("actual", family, digest), count)
 
         if items:
             self._on_disk(write)
 
     def get_factor(self, model_id: str) -> float | None:
         """The correction factor learned for `model_id`, if any."""
-        value = self._on_disk(lambda cache: cache.get(("factor", model_id)))
+        value = self._on_disk(lambda cache: cache.get(_key("factor", model_id)))
         if _is_factor(value):
             return float(value)
         with self._lock:
@@ -144,11 +151,11 @@ class Ledger:
         value = float(factor)
         with self._lock:
             self._factors[model_id] = value
-        self._on_disk(lambda cache: cache.set(("factor", model_id), value))
+        self._on_disk(lambda cache: cache.set(_key("factor", model_id), value))
 
     def get_limit(self, model_id: str) -> int | None:
         """The context limit learned for `model_id`, if any."""
-        value = self._on_disk(lambda cache: cache.get(("limit", model_id)))
+        value = self._on_disk(lambda cache: cache.get(_key("limit", model_id)))
         if _is_count(value):
             return value
         with self._lock:
@@ -161,7 +168,7 @@ class Ledger:
             return
         with self._lock:
             self._limits[model_id] = limit
-        self._on_disk(lambda cache: cache.set(("limit", model_id), limit))
+        self._on_disk(lambda cache: cache.set(_key("limit", model_id), limit))
 
     def append_usage(self, record: Mapping[str, object]) -> None:
         """Append a usage record, keeping the newest `history_limit`; TypeError if not JSON-able."""
@@ -196,7 +203,7 @@ class Ledger:
 
     def get_document(self, name: str) -> object | None:
         """A JSON document stored under `name` (e.g. a provider's discovered models), if any."""
-        stored = self._on_disk(lambda cache: cache.get(("document", name)))
+        stored = self._on_disk(lambda cache: cache.get(_key("document", name)))
         if not isinstance(stored, str):
             with self._lock:
                 stored = self._documents.get(name)
@@ -213,7 +220,7 @@ class Ledger:
         text = json.dumps(value, separators=(",", ":"))
         with self._lock:
             self._documents[name] = text
-        self._on_disk(lambda cache: cache.set(("document", name), text))
+        self._on_disk(lambda cache: cache.set(_key("document", name), text))
 
     def close(self) -> None:
         """Close the disk store; the ledger keeps working from memory afterwards."""

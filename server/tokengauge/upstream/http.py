@@ -7,6 +7,7 @@ example when the chat task is cancelled) closes the connection at once.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.utils
 import time
@@ -20,6 +21,7 @@ from httpx_sse import ServerSentEvent, SSEError
 from tokengauge.upstream.sse import aiter_events
 
 ERROR_BODY_LIMIT = 64 * 1024
+DRAIN_SECONDS = 0.5
 
 
 @attrs.frozen
@@ -97,6 +99,18 @@ async def open_sse(
         raise UpstreamError(f"the API did not answer with an event stream ({exc})") from exc
     except (httpx.TransportError, httpx.StreamError) as exc:
         raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
+async def drain(events: AsyncIterator[ServerSentEvent], seconds: float = DRAIN_SECONDS) -> None:
+    """Read what follows the end of a response (usually nothing), so httpx can reuse the
+    connection; a server that keeps the stream open is cut off after `seconds`."""
+
+    async def read_all() -> None:
+        async for _ in events:
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, httpx.HTTPError, httpx.StreamError, SSEError):
+        await asyncio.wait_for(read_all(), seconds)
 
 
 async def _read_limited(response: httpx.Response) -> str:
