@@ -26,6 +26,9 @@ from tests.lsp.helpers import call, initialize
 from tests.upstream import faults
 from tests.upstream.config import Reply, Scripted, UpstreamConfig
 from tests.upstream.server import Upstream, running_upstream
+from tokengauge.counting import message_digest
+from tokengauge.ledger import Ledger
+from tokengauge.wire import Message, structure
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
 
@@ -35,6 +38,7 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     """The server, wired to a fresh test upstream (`client.upstream`)."""
     async with running_upstream(UpstreamConfig()) as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
+        lsp_client.storage = tmp_path / "storage"  # type: ignore[attr-defined]
         lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
         await initialize(lsp_client, chat_options(str(tmp_path / "storage"), up.base_url))
         yield
@@ -80,14 +84,22 @@ async def test_text_streams_in_order_and_usage_closes_the_loop(
     # The key went to the API, and only there.
     header = request.header("authorization") or request.header("x-api-key")
     assert API_KEY in header
-    # Counts of the same messages now follow the API's actual (+2%).
+    # Counts of the same messages now are the actuals the server stored for them, +2%.
     counted = await call(
         client, "tokenGauge/countTokens", {"modelId": model_id, "inputs": messages[1:]}
     )
+    family = {m["id"]: m["family"] for m in await call(client, "tokenGauge/models", {})}
+    ledger = Ledger(client.storage / "ledger")  # type: ignore[attr-defined]
+    try:
+        digests = [message_digest(structure(m, Message)) for m in messages[1:]]
+        actuals = ledger.get_actuals(family[model_id], digests)
+    finally:
+        ledger.close()
+    assert None not in actuals
+    assert counted["tokens"] == [math.ceil(a * 1.02 - 1e-9) for a in actuals if a is not None]
     record = (await call(client, "tokenGauge/usage", {}))["latest"]
     shares = true_input - record["estimate"]["system"] - record["estimate"]["tools"]
-    # Each message gets its share of the actual (never less than the residual), plus 2%.
-    assert shares <= sum(counted["tokens"]) <= math.ceil(true_input * 1.02)
+    assert shares <= sum(actuals) <= true_input  # type: ignore[arg-type]
     status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
     assert status["text"].startswith("$(pulse) ") and status["severity"] == "info"
 
