@@ -23,6 +23,20 @@ LIBRARY_LOGGERS: Final = ("pygls", "pygls.protocol", "httpx", "httpcore")
 FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+EXPECTED_ERROR_CODES: Final = frozenset({-32602, -32803, -32800})
+"""InvalidParams, RequestFailed, RequestCancelled: answers we give on purpose."""
+
+
+class ExpectedErrorFilter(logging.Filter):
+    """Drops pygls' traceback for a request we answered with an error on purpose (bad params,
+    a failed chat): tokengauge logs those itself, in one line a person can read."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for records about an expected error."""
+        error = record.exc_info[1] if record.exc_info else None
+        return getattr(error, "code", None) not in EXPECTED_ERROR_CODES
+
+
 class LogSink(Protocol):
     """Anything that can show a log message to the user (the language server)."""
 
@@ -72,6 +86,9 @@ def configure_logging(level: str = "info") -> None:
     logging.getLogger("tokengauge").setLevel(LEVELS.get(level, logging.INFO))
     for name in LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    json_rpc = logging.getLogger("pygls.protocol.json_rpc")
+    if not any(isinstance(f, ExpectedErrorFilter) for f in json_rpc.filters):
+        json_rpc.addFilter(ExpectedErrorFilter())
 
 
 def forward_to_client(sink: LogSink) -> ClientLogHandler:

@@ -158,6 +158,7 @@ def invalid_params() -> Iterator[None]:
     try:
         yield
     except (InvalidInput, UnknownModelError) as exc:
+        log.warning("%s", exc)
         raise JsonRpcInvalidParams(str(exc)) from None
 
 
@@ -226,6 +227,7 @@ def create_server() -> TokenGaugeServer:
             try:
                 return await ls.chats.run(request)
             except ChatError as exc:
+                log.warning("chat %s failed (%s): %s", request.request_id, exc.kind, exc.message)
                 raise JsonRpcRequestFailed(exc.message, data={"kind": exc.kind}) from None
 
     return server
