@@ -24,6 +24,7 @@ from tokengauge.gauge import Gauge
 from tokengauge.models import ModelSpec
 from tokengauge.overflow import ErrorKind, ParsedError, parse_overflow_error
 from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
+from tokengauge.secrets import redact
 from tokengauge.status import Status
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.events import (
@@ -118,8 +119,7 @@ class _Chat:
 
     def redact(self, text: str) -> str:
         """`text` without the API key in it."""
-        key = self.api_key
-        return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
+        return redact(text, self.api_key)
 
 
 class ChatRun:

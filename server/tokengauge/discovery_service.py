@@ -10,14 +10,11 @@ import httpx
 
 from tokengauge.gauge import Gauge
 from tokengauge.protocol import Credentials
+from tokengauge.secrets import redact
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.discovery import discover_models
 
 log = logging.getLogger(__name__)
-
-
-def _redacted(text: str, secret: str | None) -> str:
-    return text.replace(secret, "[redacted]") if secret and len(secret) >= 4 else text
 
 
 async def refresh_discovery(
@@ -36,7 +33,7 @@ async def refresh_discovery(
         try:
             models = await discover_models(client, provider, provider_headers(provider, key))
         except (httpx.HTTPError, ValueError) as exc:
-            reason = _redacted(f"{type(exc).__name__}: {exc}", key)
+            reason = redact(f"{type(exc).__name__}: {exc}", key)
             log.warning(
                 "model discovery for %s failed (%s); using configured models", provider.id, reason
             )

@@ -80,14 +80,22 @@ def resolve_model(
             context_window=config.context_window or discovered.context_window,
             max_output_tokens=config.max_output_tokens or discovered.max_output_tokens,
         )
-    if known is None and (config.context_window is None or config.max_output_tokens is None):
-        log.warning(
-            "model %s is not in the built-in table and has no contextWindow/maxOutputTokens "
-            "configured: assuming %d/%d",
-            config.id,
-            FALLBACK_CONTEXT_WINDOW,
-            FALLBACK_MAX_OUTPUT_TOKENS,
-        )
+    if known is None:
+        assumed = [
+            f"{name} {value:,}"
+            for name, given, value in (
+                ("contextWindow", config.context_window, FALLBACK_CONTEXT_WINDOW),
+                ("maxOutputTokens", config.max_output_tokens, FALLBACK_MAX_OUTPUT_TOKENS),
+            )
+            if given is None
+        ]
+        if assumed:
+            log.warning(
+                "model %s is not in the built-in table and its provider did not say: "
+                "assuming %s (configure it to be exact)",
+                config.id,
+                " and ".join(assumed),
+            )
     window = config.context_window or (known.context_window if known else FALLBACK_CONTEXT_WINDOW)
     output = config.max_output_tokens or (
         known.max_output_tokens if known else FALLBACK_MAX_OUTPUT_TOKENS

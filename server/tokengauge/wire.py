@@ -132,7 +132,18 @@ def _make_converter() -> cattrs.Converter:
 
     def structure_factory(cls: type) -> Callable[[Any, type], Any]:
         renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
-        return make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+        structure_fields: Callable[[Any, type], Any] = make_dict_structure_fn(
+            cls,
+            conv,
+            **renames,  # type: ignore[arg-type]
+        )
+
+        def structure_object(value: Any, kind: type) -> Any:
+            if not isinstance(value, dict):  # cattrs would test `"key" in value` on a string
+                raise ValueError(f"expected an object, got {type(value).__name__}")
+            return structure_fields(value, kind)
+
+        return structure_object
 
     def unstructure_factory(cls: type) -> Callable[[Any], Any]:
         renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
@@ -188,6 +199,8 @@ def _describe_type(kind: Any) -> str:
         return "a string or a message object"
     if get_origin(kind) is list:
         return "a list"
+    if attrs.has(kind):
+        return f"an object ({kind.__name__})"
     names = {str: "a string", int: "an integer", bool: "true or false", float: "a number"}
     return names.get(kind) or getattr(kind, "__name__", None) or str(kind)
 

@@ -218,7 +218,7 @@ async def test_a_model_without_sizes_falls_back_with_a_warning(tmp_path: Path):
                 Expected("acme-coder", "acme-coder", *FALLBACK),
                 "up",
             )
-            assert any("acme-coder" in w and "32768" in w for w in s.warnings()), s.warnings()
+            assert any("acme-coder" in w and "32,768" in w for w in s.warnings()), s.warnings()
 
 
 async def test_configuration_wins_over_discovery_which_wins_over_the_built_in_table(

@@ -118,7 +118,7 @@ async def _get_json(client: httpx.AsyncClient, method: str, url: str, **kwargs: 
 
 
 async def _fill_from_ollama(
-    client: httpx.AsyncClient, root: str, models: list[DiscoveredModel]
+    client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
 ) -> list[DiscoveredModel]:
     gate = asyncio.Semaphore(OLLAMA_SHOW_CONCURRENCY)
 
@@ -128,7 +128,11 @@ async def _fill_from_ollama(
         async with gate:
             try:
                 show = await _get_json(
-                    client, "POST", join_url(root, "api/show"), json={"model": model.id}
+                    client,
+                    "POST",
+                    join_url(root, "api/show"),
+                    json={"model": model.id},
+                    headers=headers,
                 )
             except (httpx.HTTPError, ValueError) as exc:
                 log.debug("ollama /api/show %s failed: %s", model.id, exc)
@@ -164,11 +168,16 @@ async def discover_models(
 ) -> list[DiscoveredModel]:
     """List the provider's models with their sizes; raises `httpx.HTTPError` / `ValueError`."""
     url = join_url(provider.base_url, "models" if provider.dialect == "openai" else "v1/models")
-    models = parse_models_list(await _get_json(client, "GET", url, headers=headers))
+    payload = await _get_json(client, "GET", url, headers=headers)
+    if not isinstance(payload, list) and not (
+        isinstance(payload, Mapping) and isinstance(payload.get("data"), list)
+    ):
+        raise ValueError(f"{url} did not answer with a model list")
+    models = parse_models_list(payload)
     root = server_root(provider.base_url)
     if any(model.context_window is None for model in models):
         if is_ollama(provider):
-            models = await _fill_from_ollama(client, root, models)
+            models = await _fill_from_ollama(client, root, headers, models)
         else:
             models = await _fill_from_litellm(client, root, headers, models)
     return models
