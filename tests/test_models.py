@@ -102,7 +102,7 @@ def test_unknown_model_gets_conservative_defaults(caplog: pytest.LogCaptureFixtu
     assert model.encoding == "cl100k_base"
     [warning] = warnings_of(caplog)
     assert "acme-brain-7" in warning
-    assert "32768" in warning
+    assert "32,768" in warning
 
 
 def test_unknown_model_with_limits_is_not_warned(caplog: pytest.LogCaptureFixture) -> None:
