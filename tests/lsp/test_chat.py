@@ -228,6 +228,12 @@ async def test_rejected_key(client: LanguageClient, upstream: Upstream, model_id
         pytest.param(
             "gpt-4o", faults.stall(after_chunks=2, seconds=5), "stopped sending", id="stalled"
         ),
+        pytest.param(
+            "claude-sonnet-4-5",
+            faults.malformed(after_events=2),
+            "malformed stream data",
+            id="malformed-sse",
+        ),
     ],
 )
 async def test_broken_streams_end_in_a_clear_error(
