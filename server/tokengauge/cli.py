@@ -19,7 +19,7 @@ from rich.table import Table
 
 from tokengauge import __version__
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger import LEDGER_DIR, Ledger
 from tokengauge.openai_format import read_request
 from tokengauge.overflow import ErrorKind, parse_overflow_error
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
@@ -39,7 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     count.add_argument("file", type=Path, help="OpenAI-style request JSON, or DESIGN §3 shape")
     count.add_argument("--model", help="model id (default: the request's `model`, else gpt-4o)")
     count.add_argument("--context-window", type=int, help="override the model's context window")
-    count.add_argument("--storage-dir", type=Path, help="use the ledger (API actuals) kept here")
+    count.add_argument(
+        "--storage-dir",
+        type=Path,
+        help="the server's storageDir: count with the API actuals kept there",
+    )
     count.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parse_error = commands.add_parser("parse-error", help="classify an API error body")
     parse_error.add_argument("file", type=Path, help="the error body (JSON, text or SSE)")
@@ -72,7 +76,7 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
             ),
         ),
     )
-    ledger = Ledger(args.storage_dir)
+    ledger = Ledger(args.storage_dir / LEDGER_DIR if args.storage_dir else None)
     try:
         gauge = Gauge(settings, ledger)
         model = gauge.model(model_id)

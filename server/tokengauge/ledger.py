@@ -41,6 +41,8 @@ MEMORY_MODELS_LIMIT: Final = 4_096
 """Entries of each in-memory per-model store (LRU)."""
 
 _MAX_SQLITE_INT: Final = 2**63 - 1
+LEDGER_DIR: Final = "ledger"
+"""The ledger's folder under the server's storage directory."""
 _USAGE_KEY: Final = "usage"
 _SEPARATOR: Final = "\x1f"
 

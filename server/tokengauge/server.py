@@ -24,7 +24,7 @@ from tokengauge import __version__, protocol
 from tokengauge.chat import ChatError, ChatRun, RetryPolicy
 from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger import LEDGER_DIR, Ledger
 from tokengauge.logs import configure_logging, forward_to_client
 from tokengauge.models import UnknownModelError
 from tokengauge.protocol import (
@@ -94,7 +94,7 @@ class TokenGaugeServer(LanguageServer):
         """Open the ledger and build the gauge; warm the encodings in the background."""
         configure_logging(settings.log_level)
         directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
-        ledger = Ledger(directory / "ledger")
+        ledger = Ledger(directory / LEDGER_DIR)
         self._gauge = Gauge(settings, ledger)
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
         client = make_client(Timeouts(settings.connect_timeout, settings.idle_timeout))

@@ -435,16 +435,13 @@ async def test_the_key_reaches_the_api_and_nothing_else(tmp_path: Path, capfd):
             }
         )
     )
-    # The server keeps its ledger in `<storageDir>/ledger`; `count --storage-dir` takes the ledger
-    # directory itself, so that is what reads the chats' actuals. The storage root is tried too.
-    ledger = storage / "ledger"
-    as_json = run_cli("count", "--storage-dir", ledger, "--json", request)
+    # `count --storage-dir` takes the server's storageDir and reads the chats' actuals from it.
+    as_json = run_cli("count", "--storage-dir", storage, "--json", request)
     assert as_json.returncode == 0, as_json.stderr
     assert [m["source"] for m in json.loads(as_json.stdout)["messages"]] == ["actual"]
     cli = {
         "count --json": as_json,
-        "count": run_cli("count", "--storage-dir", ledger, request),
-        "count <storageDir>": run_cli("count", "--storage-dir", storage, "--json", request),
+        "count": run_cli("count", "--storage-dir", storage, request),
     }
     assert all(out.returncode == 0 for out in cli.values()), cli
     # `parse-error` is not searched: it prints the message of the body it is given, so all it can
