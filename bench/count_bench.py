@@ -15,29 +15,37 @@ Measures, on the request of `workload.py` (1 system message, 100 mixed messages,
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gc
-import json
-import os
-import platform
 import statistics
-import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
-import cattrs
 import tiktoken
-from lsprotocol import converters, types
-from pygls.lsp.client import LanguageClient
+from lsprotocol import types
 from rich.console import Console
-from rich.table import Table
 
+import benchlib
+from benchlib import (
+    BarePipe,
+    LspServer,
+    Report,
+    bare_process,
+    bench_client,
+    latency,
+    machine_rows,
+    mib,
+    ms,
+    now,
+    proc_status,
+    repeat,
+    run_bench,
+    us,
+)
 from tokengauge.encodings import EncodingRegistry
 from tokengauge.gauge import Gauge
 from tokengauge.ledger import Ledger
@@ -52,7 +60,6 @@ ENCODINGS: Final = ("o200k_base", "cl100k_base")
 LSP_MODEL: Final = "gpt-4o"
 COUNT_TOKENS: Final = "tokenGauge/countTokens"
 MODELS_METHOD: Final = "tokenGauge/models"
-STOP_TIMEOUT_S: Final = 10.0
 WARM_UP_REQUESTS: Final = 50
 
 
@@ -70,88 +77,12 @@ class Plan:
 QUICK: Final = Plan(cold_runs=3, warm_runs=5, throughput_reps=2, spawns=3, empty_calls=100)
 FULL: Final = Plan(cold_runs=8, warm_runs=30, throughput_reps=6, spawns=3, empty_calls=500)
 
-
-# --- reporting ------------------------------------------------------------------------------------
-
-
-@attrs.define
-class Report:
-    """Rows of (measurement, value, detail), grouped by section, printed as rich tables."""
-
-    sections: dict[str, list[tuple[str, str, str]]] = attrs.field(factory=dict)
-
-    def add(self, section: str, measurement: str, value: str, detail: str = "") -> None:
-        self.sections.setdefault(section, []).append((measurement, value, detail))
-
-    def print(self, console: Console) -> None:
-        """Machine first, then the numbered sections in order."""
-        for title, rows in sorted(
-            self.sections.items(), key=lambda kv: (kv[0][0].isdigit(), kv[0])
-        ):
-            table = Table(title=title, title_justify="left", expand=False)
-            table.add_column("measurement")
-            table.add_column("value", justify="right")
-            table.add_column("detail", style="dim")
-            for row in rows:
-                table.add_row(*row)
-            console.print(table)
-
-
-def now() -> int:
-    return time.perf_counter_ns()
-
-
-def ms(ns: float) -> str:
-    return f"{ns / 1e6:,.1f} ms" if ns >= 1e7 else f"{ns / 1e6:,.2f} ms"
-
-
-def us(ns: float) -> str:
-    return f"{ns / 1e3:,.0f} µs" if ns >= 1e5 else f"{ns / 1e3:,.1f} µs"
-
-
-def p99(samples: Sequence[int]) -> float:
-    if len(samples) < 2:
-        return float(samples[0])
-    return statistics.quantiles(samples, n=100, method="inclusive")[98]
-
-
-def latency(samples: Sequence[int]) -> str:
-    """`p50 / p99` in µs."""
-    return f"{us(statistics.median(samples))} / {us(p99(samples))}"
-
-
-def mib(kib: int) -> str:
-    return f"{kib / 1024:,.1f} MiB"
-
-
-def proc_status(field: str, pid: int | str = "self") -> int:
-    """A `kB` field of /proc/<pid>/status (VmRSS, VmHWM), in KiB; 0 where there is no /proc."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 # --- machine ------------------------------------------------------------------------------------
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def machine(report: Report, workload: Workload, strings: Sequence[str]) -> None:
     section = "machine and workload"
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    report.add(section, "platform", platform.platform())
-    report.add(section, "CPU", cpu_model(), f"{os.cpu_count()} cores, {usable} usable")
-    report.add(section, "Python", platform.python_version(), sys.executable)
+    machine_rows(report, section)
     report.add(section, "tiktoken", tiktoken.__version__)
     chat = len(workload.messages) - 1
     corpus = workload.corpus().encode()
@@ -340,12 +271,7 @@ def throughput(report: Report, registry: EncodingRegistry, workload: Workload, p
 
 def median_time(run: Callable[[], int], reps: int) -> tuple[float, int]:
     """Median wall time of `reps` runs, and the last run's result."""
-    times: list[int] = []
-    result = 0
-    for _ in range(reps):
-        start = now()
-        result = run()
-        times.append(now() - start)
+    times, result = repeat(run, reps)
     return statistics.median(times), result
 
 
@@ -363,116 +289,40 @@ def init_options(storage: Path) -> dict[str, Any]:
     }
 
 
-def plain_converter() -> cattrs.Converter:
-    """lsprotocol's converter without pygls' namedtuple hooks: custom results stay plain JSON,
-    as `vscode-jsonrpc` hands them to the extension."""
-    return converters.get_converter()
-
-
-@attrs.define
+@attrs.frozen
 class Session:
-    """A running `python -m tokengauge` and the pygls client talking to it over stdio."""
+    """A spawned server with pygls' client, and the storage its `initializationOptions` name."""
 
-    client: LanguageClient
-    process: asyncio.subprocess.Process
+    server: LspServer
     storage: Path
-    logs: list[str] = attrs.field(factory=list)
+    logs: list[str]
     """`window/logMessage` texts."""
-    stderr: list[bytes] = attrs.field(factory=list)
 
     async def initialize(self) -> None:
-        params = types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            initialization_options=init_options(self.storage),
-        )
-        await self.client.initialize_async(params)
-        self.client.initialized(types.InitializedParams())
+        await self.server.initialize(init_options(self.storage))
 
     async def request(self, method: str, params: Any) -> Any:
-        return await self.client.protocol.send_request_async(method, params)
+        return await self.server.request(method, params)
 
     async def count(self, model_id: str, inputs: Sequence[Any]) -> Any:
-        return await self.request(COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)})
-
-
-async def drain(stream: asyncio.StreamReader | None, sink: list[bytes]) -> None:
-    """Read the server's stderr so it never blocks on a full pipe; keep the last lines."""
-    if stream is None:
-        return
-    while line := await stream.readline():
-        sink.append(line)
-        del sink[:-50]
-
-
-async def kill(process: asyncio.subprocess.Process) -> None:
-    """The last resort, for a server that did not exit when asked."""
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
-
-
-async def stop(session: Session) -> None:
-    """shutdown + exit, then wait for the process; kill it only if it does not go."""
-    client, process = session.client, session.process
-    with contextlib.suppress(Exception):
-        if process.returncode is None and not client.stopped:
-            await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
-            client.exit(None)
-    try:
-        await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)  # type: ignore[no-untyped-call]
-    except Exception:
-        await kill(process)
+        return await self.server.request(
+            COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)}
+        )
 
 
 @contextlib.asynccontextmanager
 async def spawn_server(storage: Path) -> AsyncIterator[Session]:
     """Start `python -m tokengauge` with a pygls client; always stop it cleanly."""
-    client = LanguageClient("tokengauge-bench", "0", converter_factory=plain_converter)
+    client = bench_client()
     logs: list[str] = []
     client.feature(types.WINDOW_LOG_MESSAGE)(lambda params: logs.append(params.message))
-    await client.start_io(sys.executable, "-m", "tokengauge")
-    process = client._server
-    if process is None:
-        raise RuntimeError("the server process did not start")
-    session = Session(client, process, storage, logs=logs)
-    reader = asyncio.create_task(drain(process.stderr, session.stderr))
-    try:
-        yield session
-    except BaseException:
-        tail = b"".join(session.stderr[-20:]).decode(errors="replace")
-        print(f"server stderr (last lines):\n{tail}", file=sys.stderr)
-        raise
-    finally:
-        await stop(session)
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(reader, STOP_TIMEOUT_S)
+    async with benchlib.spawn_server(client) as server:
+        yield Session(server, storage, logs)
 
 
 @attrs.define
-class BareClient:
-    """Just JSON-RPC framing over asyncio pipes: the server's cost without pygls' client."""
-
-    process: asyncio.subprocess.Process
-    last_id: int = 0
-
-    def send(self, message: dict[str, Any]) -> None:
-        if self.process.stdin is None:
-            raise RuntimeError("the server has no stdin")
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def receive(self) -> dict[str, Any]:
-        if self.process.stdout is None:
-            raise RuntimeError("the server has no stdout")
-        length = 0
-        while (line := await self.process.stdout.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if not length:
-            raise ConnectionError("the server closed its output")
-        message: dict[str, Any] = json.loads(await self.process.stdout.readexactly(length))
-        return message
+class BareClient(BarePipe):
+    """One request at a time over bare JSON-RPC: the server's cost without pygls' client."""
 
     async def request(self, method: str, params: Any) -> Any:
         self.last_id += 1
@@ -491,26 +341,13 @@ class BareClient:
 @contextlib.asynccontextmanager
 async def spawn_bare(storage: Path) -> AsyncIterator[BareClient]:
     """Start and initialize `python -m tokengauge` for a `BareClient`; always stop it cleanly."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tokengauge",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    client = BareClient(process)
-    try:
-        params = {"capabilities": {}, "initializationOptions": init_options(storage)}
-        await client.request("initialize", params)
-        client.send({"method": "initialized", "params": {}})
-        yield client
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.request("shutdown", None), STOP_TIMEOUT_S)
-            client.send({"method": "exit"})
+    async with bare_process() as process:
+        client = BareClient(process)
         try:
-            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            await kill(process)
+            await client.initialize(init_options(storage))
+            yield client
+        finally:
+            await client.shut_down()
 
 
 async def timed(count: CountFn, model_id: str, inputs: Sequence[Any]) -> int:
@@ -554,7 +391,7 @@ async def pygls_round_trips(
     async with spawn_server(Path(tempfile.mkdtemp(dir=root))) as session:
         await session.initialize()
         await warm_up(session.count)
-        rss_loaded = proc_status("VmRSS", session.process.pid)
+        rss_loaded = proc_status("VmRSS", session.server.process.pid)
         empty = [await timed(session.count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
         report.add(
             section,
@@ -568,8 +405,8 @@ async def pygls_round_trips(
         for label in ("first", "again"):
             samples, wall = await one_by_one(session.count, messages)
             add_passes(report, section, f"messages {label} · {LSP_MODEL}", samples, wall, "msgs")
-        rss_after = proc_status("VmRSS", session.process.pid)
-        hwm = proc_status("VmHWM", session.process.pid)
+        rss_after = proc_status("VmRSS", session.server.process.pid)
+        hwm = proc_status("VmHWM", session.server.process.pid)
     section = "5. memory"
     report.add(section, "server RSS, both encodings loaded", mib(rss_loaded), "one count each")
     report.add(section, "server RSS after the LSP passes", mib(rss_after), f"peak {mib(hwm)}")
@@ -650,17 +487,9 @@ async def over_lsp(report: Report, workload: Workload, plan: Plan) -> None:
 # --- main -----------------------------------------------------------------------------------------
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (~30 s)")
-    args = parser.parse_args(argv)
-    plan = QUICK if args.quick else FULL
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 132)
-    report = Report()
-    started = now()
-
+def measure(report: Report, console: Console, quick: bool) -> None:
+    """Every section, in process first, then over LSP."""
+    plan = QUICK if quick else FULL
     workload = build_workload()
     strings = workload.copilot_strings()
     registry = load_encodings(report)  # First, so its RSS delta is about the encodings alone.
@@ -675,9 +504,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with console.status("language server…"):
         asyncio.run(over_lsp(report, workload, plan))
 
-    report.print(console)
-    console.print(f"[dim]{'quick' if args.quick else 'full'} run took {ms(now() - started)}[/dim]")
-    return 0
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_bench(__doc__, "fewer repetitions (~30 s)", measure, argv)
 
 
 if __name__ == "__main__":
