@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every check: lint, formatting, types, and the whole test suite (unit + LSP end to end).
+# Every check: lint, formatting, types, and the test suites of both sides (Python: unit + LSP end
+# to end; extension: eslint, tsc, unit tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -8,6 +9,7 @@ status=0
 "$VENV/bin/ruff" check . || status=1
 "$VENV/bin/ruff" format --check . || status=1
 "$VENV/bin/mypy" || status=1
+npm run --silent check || status=1
 
 "$VENV/bin/python" -m pytest -q "$@"
 rc=$?

@@ -123,6 +123,7 @@ class Gauge:
             name=model.name,
             family=model.family,
             version=model.id,
+            provider_id=model.provider.id,
             max_input_tokens=max_input,
             max_output_tokens=model.max_output_tokens,
             context_window=window,

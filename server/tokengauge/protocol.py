@@ -44,6 +44,7 @@ class ModelInfo:
     name: str
     family: str
     version: str
+    provider_id: str
     max_input_tokens: int
     max_output_tokens: int
     context_window: int

@@ -61,6 +61,7 @@ async def test_models_report_budgets(client: LanguageClient):
     assert gpt["maxInputTokens"] == 128_000 - 16_384
     assert gpt["capabilities"] == {"toolCalling": True, "imageInput": True}
     assert gpt["name"] == "GPT-4o" and gpt["family"] == "gpt-4o"
+    assert gpt["providerId"] == "openai"
     small = models["local-small"]
     assert small["maxInputTokens"] == 8192 - 2048
     assert small["maxOutputTokens"] == 2048

@@ -1,0 +1,12 @@
+// Lint the extension's TypeScript with typescript-eslint's type-aware recommended rules.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+    { ignores: ['dist/**', 'extension/out/**', 'node_modules/**', 'extension/esbuild.mjs', 'eslint.config.mjs', 'extension/test/host/**', 'scripts/**', 'bench/**', 'tests/**', '.venv/**'] },
+    ...tseslint.configs.recommendedTypeChecked,
+    {
+        languageOptions: {
+            parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+        },
+    },
+);

@@ -1,0 +1,109 @@
+/**
+ * VS Code's language-model objects to DESIGN §3 JSON, and the server's parts back to plain values.
+ * Copilot passes plain objects `{role, content, name}` with numeric roles as often as real class
+ * instances, so everything here goes by shape, never by `instanceof`.
+ */
+
+export type Role = 'system' | 'user' | 'assistant';
+
+export type Part =
+    | { type: 'text'; value: string }
+    | { type: 'thinking'; value: string }
+    | { type: 'toolCall'; callId: string; name: string; input: unknown }
+    | { type: 'toolResult'; callId: string; content: Part[] }
+    | { type: 'data'; mimeType: string; data: string }
+    | { type: 'unknown'; json: unknown };
+
+export interface Message {
+    role: Role;
+    name?: string;
+    content: Part[];
+}
+
+export interface Tool {
+    name: string;
+    description: string;
+    inputSchema: unknown;
+}
+
+/** VS Code's `LanguageModelChatMessageRole`: 1 user, 2 assistant, 3 system. */
+const ROLES: Record<number | string, Role> = {
+    1: 'user',
+    2: 'assistant',
+    3: 'system',
+    user: 'user',
+    assistant: 'assistant',
+    system: 'system',
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+    return typeof value === 'object' && value !== null;
+}
+
+function base64(data: unknown): string {
+    if (data instanceof Uint8Array) {
+        return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+    }
+    return typeof data === 'string' ? Buffer.from(data, 'utf8').toString('base64') : '';
+}
+
+function jsonSafe(value: unknown): unknown {
+    try {
+        return JSON.parse(JSON.stringify(value ?? null)) as unknown;
+    } catch {
+        return String(value);
+    }
+}
+
+/** One VS Code part (class instance or plain object) as a DESIGN §3 part. */
+export function toPart(part: unknown): Part {
+    if (typeof part === 'string') {
+        return { type: 'text', value: part };
+    }
+    if (!isRecord(part)) {
+        return { type: 'unknown', json: jsonSafe(part) };
+    }
+    if (typeof part.callId === 'string' && typeof part.name === 'string' && 'input' in part) {
+        return { type: 'toolCall', callId: part.callId, name: part.name, input: jsonSafe(part.input) };
+    }
+    if (typeof part.callId === 'string' && Array.isArray(part.content)) {
+        return { type: 'toolResult', callId: part.callId, content: part.content.map(toPart) };
+    }
+    if (typeof part.mimeType === 'string' && 'data' in part) {
+        return { type: 'data', mimeType: part.mimeType, data: base64(part.data) };
+    }
+    const thinking = part.constructor?.name?.includes('Thinking') ?? false;
+    if (thinking && (typeof part.value === 'string' || Array.isArray(part.value))) {
+        const value = Array.isArray(part.value) ? part.value.join('') : part.value;
+        return { type: 'thinking', value };
+    }
+    if (typeof part.value === 'string') {
+        return { type: 'text', value: part.value };
+    }
+    return { type: 'unknown', json: jsonSafe(part.value ?? part) };
+}
+
+/** A chat message (class instance or `{role, content, name}`) as a DESIGN §3 message. */
+export function toMessage(message: unknown): Message {
+    if (!isRecord(message)) {
+        throw new Error(`not a chat message: ${typeof message}`);
+    }
+    const role = ROLES[message.role as number | string];
+    if (role === undefined) {
+        throw new Error(`unknown chat message role ${String(message.role)}`);
+    }
+    const content = message.content;
+    const parts = Array.isArray(content) ? content.map(toPart) : [toPart(content ?? '')];
+    const name = typeof message.name === 'string' && message.name ? message.name : undefined;
+    return name === undefined ? { role, content: parts } : { role, name, content: parts };
+}
+
+/** A tool as the server wants it. */
+export function toTool(tool: { name: string; description?: string; inputSchema?: unknown }): Tool {
+    return { name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? {} };
+}
+
+/** A count input: strings stay strings, anything else is a message. */
+export function toCountInput(input: unknown): string | Message {
+    return typeof input === 'string' ? input : toMessage(input);
+}

@@ -1,0 +1,134 @@
+/**
+ * Memo and batching for token counts: Copilot asks ~4,900 times per agent turn, one call at a
+ * time, so every answer the extension can give without crossing the pipe is time the user gets
+ * back. Strings are memoized by their raw tokenizer count (valid across calibration: the count is
+ * `ceil(raw × scale)`); messages by their final count, dropped when the server's epoch changes.
+ * Calls that arrive while a request is in flight are sent together in one batch.
+ */
+
+export type CountInput = string | object;
+
+export interface CountResult {
+    tokens: number[];
+    raw: number[];
+    epoch: number;
+    scale: number;
+}
+
+export type CountRequest = (modelId: string, inputs: CountInput[]) => Promise<CountResult>;
+
+export type Digest = (text: string) => string;
+
+interface Pending {
+    input: CountInput;
+    key: string;
+    resolve: (tokens: number) => void;
+    reject: (error: unknown) => void;
+}
+
+/** `ceil(raw × scale)` exactly as the server computes it. */
+export function scaled(raw: number, scale: number): number {
+    return raw > 0 ? Math.ceil(raw * scale - 1e-9) : 0;
+}
+
+export class CountMemo {
+    private readonly strings = new Map<string, number>();
+    private readonly messages = new Map<string, number>();
+    private readonly scales = new Map<string, number>();
+    private readonly queues = new Map<string, Pending[]>();
+    private readonly inFlight = new Set<string>();
+    private epoch: number | undefined;
+
+    constructor(
+        private readonly request: CountRequest,
+        private readonly digest: Digest,
+        private readonly maxEntries = 50_000,
+    ) {}
+
+    /** The count of one input for one model, from the memo or the server. */
+    count(modelId: string, input: CountInput): Promise<number> {
+        const isString = typeof input === 'string';
+        const key = `${modelId}\u0000${this.digest(isString ? input : JSON.stringify(input))}`;
+        const scale = this.scales.get(modelId);
+        if (isString && scale !== undefined) {
+            const raw = this.strings.get(key);
+            if (raw !== undefined) {
+                return Promise.resolve(scaled(raw, scale));
+            }
+        } else if (!isString) {
+            const tokens = this.messages.get(key);
+            if (tokens !== undefined) {
+                return Promise.resolve(tokens);
+            }
+        }
+        return new Promise((resolve, reject) => {
+            const queue = this.queues.get(modelId) ?? [];
+            queue.push({ input, key, resolve, reject });
+            this.queues.set(modelId, queue);
+            if (!this.inFlight.has(modelId)) {
+                void this.flush(modelId);
+            }
+        });
+    }
+
+    /** Fill the memo with raw string counts the server kept from earlier sessions. */
+    prewarm(modelId: string, entries: Iterable<[string, number]>, scale: number): void {
+        this.scales.set(modelId, scale);
+        for (const [sha, raw] of entries) {
+            this.remember(this.strings, `${modelId}\u0000${sha}`, raw);
+        }
+    }
+
+    get size(): number {
+        return this.strings.size + this.messages.size;
+    }
+
+    private async flush(modelId: string): Promise<void> {
+        this.inFlight.add(modelId);
+        try {
+            for (;;) {
+                const batch = this.queues.get(modelId) ?? [];
+                this.queues.delete(modelId);
+                if (batch.length === 0) {
+                    return;
+                }
+                await this.send(modelId, batch);
+            }
+        } finally {
+            this.inFlight.delete(modelId);
+        }
+    }
+
+    private async send(modelId: string, batch: Pending[]): Promise<void> {
+        try {
+            const result = await this.request(modelId, batch.map((p) => p.input));
+            this.observeEpoch(result.epoch);
+            this.scales.set(modelId, result.scale);
+            batch.forEach((pending, i) => {
+                const map = typeof pending.input === 'string' ? this.strings : this.messages;
+                const value = typeof pending.input === 'string' ? result.raw[i] : result.tokens[i];
+                this.remember(map, pending.key, value);
+                pending.resolve(result.tokens[i]);
+            });
+        } catch (error) {
+            batch.forEach((pending) => pending.reject(error));
+        }
+    }
+
+    private observeEpoch(epoch: number): void {
+        if (this.epoch !== undefined && epoch !== this.epoch) {
+            this.messages.clear(); // message counts may now come from new API actuals
+        }
+        this.epoch = epoch;
+    }
+
+    private remember(map: Map<string, number>, key: string, value: number): void {
+        if (map.size >= this.maxEntries) {
+            const oldest = map.keys().next();
+            if (!oldest.done) {
+                map.delete(oldest.value);
+            }
+        }
+        map.set(key, value);
+    }
+}

@@ -1,0 +1,63 @@
+/** tokengauge's entry point: wiring only. */
+
+import { createHash } from 'node:crypto';
+import * as vscode from 'vscode';
+
+import { registerCommands } from './commands';
+import { Methods, Notifications, VENDOR } from './constants';
+import { CountMemo, CountResult } from './countMemo';
+import { TokenGaugeProvider } from './provider';
+import { PythonNotFoundError } from './python';
+import { ApiKeys } from './secrets';
+import { ServerConnection } from './server';
+import { affectsServer, readSettings } from './settings';
+import { ServerStatus, StatusBar } from './statusBar';
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+    const log = vscode.window.createOutputChannel('tokengauge', { log: true });
+    const server = new ServerConnection(context, log);
+    const keys = new ApiKeys(context.secrets);
+    const statusBar = new StatusBar(readSettings().statusBarEnabled);
+    const memo = new CountMemo(
+        (modelId, inputs) => server.request<CountResult>(Methods.countTokens, { modelId, inputs }),
+        sha256,
+    );
+    const provider = new TokenGaugeProvider(server, keys, memo);
+
+    server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
+    server.onNotification(Notifications.status, (params) => statusBar.update(params as ServerStatus));
+    server.onNotification(Notifications.modelsChanged, () => provider.refresh());
+
+    const start = async (): Promise<void> => {
+        try {
+            await server.start(readSettings());
+            provider.refresh();
+        } catch (error) {
+            log.error(String(error));
+            const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';
+            const choice = await vscode.window.showErrorMessage(`tokengauge: ${String(error)}`, action);
+            if (choice === 'Set Python Path') {
+                await vscode.commands.executeCommand('workbench.action.openSettings', 'tokenGauge.pythonPath');
+            } else if (choice === 'Show Logs') {
+                log.show();
+            }
+        }
+    };
+
+    context.subscriptions.push(
+        log,
+        server,
+        statusBar,
+        vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
+        ...registerCommands({ keys, server, log, settings: readSettings, restart: start }),
+        vscode.workspace.onDidChangeConfiguration((event) => {
+            statusBar.setEnabled(readSettings().statusBarEnabled);
+            if (affectsServer(event)) {
+                void start();
+            }
+        }),
+    );
+    await start();
+}

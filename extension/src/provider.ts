@@ -1,0 +1,144 @@
+/**
+ * The `LanguageModelChatProvider`: VS Code's calls converted to DESIGN §3 JSON and sent to the
+ * server; streamed parts reported back as VS Code parts, ending with the `usage` data part.
+ */
+
+import { randomUUID } from 'node:crypto';
+import * as vscode from 'vscode';
+
+import { Methods } from './constants';
+import { Part, toCountInput, toMessage, toTool } from './convert';
+import { CountMemo } from './countMemo';
+import { ApiKeys } from './secrets';
+import { ServerConnection } from './server';
+
+interface ModelInfo {
+    id: string;
+    name: string;
+    family: string;
+    version: string;
+    providerId: string;
+    maxInputTokens: number;
+    maxOutputTokens: number;
+    capabilities: { toolCalling: boolean; imageInput: boolean };
+    tooltip: string;
+    detail: string;
+}
+
+type StreamPart = Part | { type: 'usage'; data: unknown };
+type PartListener = (part: StreamPart) => void;
+
+export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
+    private readonly changed = new vscode.EventEmitter<void>();
+    readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+    private readonly listeners = new Map<string, PartListener>();
+    private providers = new Map<string, string>();
+
+    constructor(
+        private readonly server: ServerConnection,
+        private readonly keys: ApiKeys,
+        private readonly memo: CountMemo,
+    ) {}
+
+    /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
+    refresh(): void {
+        this.changed.fire();
+    }
+
+    /** Route one `tokenGauge/chatPart` notification to its request. */
+    onChatPart(params: unknown): void {
+        const { requestId, part } = params as { requestId: string; part: StreamPart };
+        this.listeners.get(requestId)?.(part);
+    }
+
+    async provideLanguageModelChatInformation(
+        _options: vscode.PrepareLanguageModelChatModelOptions,
+        token: vscode.CancellationToken,
+    ): Promise<vscode.LanguageModelChatInformation[]> {
+        const models = await this.server.request<ModelInfo[]>(Methods.models, {}, token);
+        this.providers = new Map(models.map((m) => [m.id, m.providerId]));
+        return models.map((m) => ({
+            id: m.id,
+            name: m.name,
+            family: m.family,
+            version: m.version,
+            maxInputTokens: m.maxInputTokens,
+            maxOutputTokens: m.maxOutputTokens,
+            tooltip: m.tooltip,
+            detail: m.detail,
+            capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
+        }));
+    }
+
+    async provideLanguageModelChatResponse(
+        model: vscode.LanguageModelChatInformation,
+        messages: readonly vscode.LanguageModelChatRequestMessage[],
+        options: vscode.ProvideLanguageModelChatResponseOptions,
+        progress: vscode.Progress<vscode.LanguageModelResponsePart>,
+        token: vscode.CancellationToken,
+    ): Promise<void> {
+        const requestId = randomUUID();
+        const providerId = this.providers.get(model.id);
+        const apiKey = providerId ? await this.keys.get(providerId) : undefined;
+        this.listeners.set(requestId, (part) => report(progress, part));
+        try {
+            await this.server.request(
+                Methods.chat,
+                {
+                    requestId,
+                    modelId: model.id,
+                    messages: messages.map(toMessage),
+                    tools: (options.tools ?? []).map(toTool),
+                    toolMode: options.toolMode,
+                    modelOptions: options.modelOptions ?? {},
+                    credentials: { apiKey: apiKey ?? null },
+                },
+                token,
+            );
+        } finally {
+            this.listeners.delete(requestId);
+        }
+    }
+
+    provideTokenCount(
+        model: vscode.LanguageModelChatInformation,
+        text: string | vscode.LanguageModelChatRequestMessage,
+    ): Promise<number> {
+        return this.memo.count(model.id, toCountInput(text));
+    }
+}
+
+/**
+ * Part classes newer than the `engines` floor (1.104): present in the VS Code that runs us, absent
+ * from its typings. Reported when the host has them.
+ */
+const newerParts = vscode as unknown as {
+    LanguageModelThinkingPart?: new (value: string) => unknown;
+    LanguageModelDataPart?: new (data: Uint8Array, mimeType: string) => unknown;
+};
+
+function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: StreamPart): void {
+    const emit = (value: unknown): void => progress.report(value as vscode.LanguageModelResponsePart);
+    switch (part.type) {
+        case 'text':
+            emit(new vscode.LanguageModelTextPart(part.value));
+            break;
+        case 'thinking':
+            if (newerParts.LanguageModelThinkingPart) {
+                emit(new newerParts.LanguageModelThinkingPart(part.value));
+            }
+            break;
+        case 'toolCall':
+            emit(new vscode.LanguageModelToolCallPart(part.callId, part.name, part.input as object));
+            break;
+        case 'usage':
+            // Copilot reads real usage only from a data part with mime type `usage`.
+            if (newerParts.LanguageModelDataPart) {
+                const json = Buffer.from(JSON.stringify(part.data), 'utf8');
+                emit(new newerParts.LanguageModelDataPart(json, 'usage'));
+            }
+            break;
+        default:
+            break;
+    }
+}

@@ -1,0 +1,103 @@
+/**
+ * Starting and supervising the Python server: find Python, launch `python -m tokengauge` with the
+ * bundled libraries on PYTHONPATH, pass settings as initializationOptions, and restart it (a
+ * bounded number of times) when it dies. Everything else talks to it through `ServerConnection`.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+    CancellationToken,
+    LanguageClient,
+    LanguageClientOptions,
+    ServerOptions,
+    State,
+    TransportKind,
+} from 'vscode-languageclient/node';
+
+import { findPython } from './python';
+import { initializationOptions, ISettings } from './settings';
+
+const MAX_RESTARTS = 5;
+
+/** The bundled dependencies for this Python (a VSIX carries one set per CPython minor version). */
+export function bundledPythonPath(extensionPath: string, version: [number, number]): string[] {
+    const libs = path.join(extensionPath, 'bundled', 'libs');
+    const perVersion = path.join(libs, `cp${version[0]}${version[1]}`);
+    const common = path.join(libs, 'common');
+    return [perVersion, common].filter((dir) => fs.existsSync(dir));
+}
+
+export type NotificationHandler = (params: unknown) => void;
+
+export class ServerConnection implements vscode.Disposable {
+    private client: LanguageClient | undefined;
+    private readonly handlers = new Map<string, NotificationHandler>();
+
+    constructor(
+        private readonly context: vscode.ExtensionContext,
+        private readonly log: vscode.LogOutputChannel,
+    ) {}
+
+    /** Register a handler for a server notification (kept across restarts). */
+    onNotification(method: string, handler: NotificationHandler): void {
+        this.handlers.set(method, handler);
+        this.client?.onNotification(method, handler);
+    }
+
+    /** Start (or restart) the server with these settings. */
+    async start(settings: ISettings): Promise<void> {
+        await this.stop();
+        const python = await findPython(settings.pythonPath);
+        const extra = bundledPythonPath(this.context.extensionPath, python.version);
+        const env = { ...process.env };
+        if (extra.length) {
+            env.PYTHONPATH = [...extra, env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+        }
+        this.log.info(`starting tokengauge with ${python.command} (Python ${python.version.join('.')})`);
+        const serverOptions: ServerOptions = {
+            command: python.command,
+            args: ['-m', 'tokengauge'],
+            transport: TransportKind.stdio,
+            options: { env },
+        };
+        const storage = this.context.globalStorageUri.fsPath;
+        await fs.promises.mkdir(storage, { recursive: true });
+        const clientOptions: LanguageClientOptions = {
+            documentSelector: [],
+            outputChannel: this.log,
+            initializationOptions: initializationOptions(settings, storage),
+            connectionOptions: { maxRestartCount: MAX_RESTARTS },
+        };
+        const client = new LanguageClient('tokengauge', 'tokengauge', serverOptions, clientOptions);
+        for (const [method, handler] of this.handlers) {
+            client.onNotification(method, handler);
+        }
+        this.client = client;
+        await client.start();
+    }
+
+    /** Send a request; rejects with a readable error if the server is not running. */
+    async request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
+        const client = this.client;
+        if (!client || client.state !== State.Running) {
+            throw new Error('The tokengauge server is not running; see "tokengauge: Show Logs".');
+        }
+        return token
+            ? client.sendRequest<R>(method, params, token)
+            : client.sendRequest<R>(method, params);
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        if (client && client.state !== State.Stopped) {
+            await client.stop().catch((error: unknown) => this.log.warn(`stopping: ${String(error)}`));
+        }
+    }
+
+    dispose(): void {
+        void this.stop();
+    }
+}

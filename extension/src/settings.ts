@@ -1,0 +1,68 @@
+/** The `tokenGauge.*` settings (DESIGN §6) in one interface, and the server's initializationOptions. */
+
+import * as vscode from 'vscode';
+
+import { CONFIG_SECTION } from './constants';
+
+export type Dialect = 'openai' | 'anthropic';
+export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
+
+export interface ProviderSetting {
+    id: string;
+    dialect?: Dialect;
+    baseUrl: string;
+    headers?: Record<string, string>;
+    discover?: boolean;
+}
+
+export interface ModelSetting {
+    id: string;
+    provider: string;
+    name?: string;
+    family?: string;
+    contextWindow?: number;
+    maxOutputTokens?: number;
+    reservedOutputTokens?: number;
+    pricing?: { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number };
+}
+
+export interface ISettings {
+    providers: ProviderSetting[];
+    models: ModelSetting[];
+    pythonPath: string;
+    statusBarEnabled: boolean;
+    logLevel: LogLevel;
+    idleTimeout: number;
+}
+
+/** Read the settings; the server validates entries (and logs what it skips). */
+export function readSettings(): ISettings {
+    const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
+    return {
+        providers: config.get<ProviderSetting[]>('providers', []),
+        models: config.get<ModelSetting[]>('models', []),
+        pythonPath: config.get<string>('pythonPath', ''),
+        statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
+        logLevel: config.get<LogLevel>('logLevel', 'info'),
+        idleTimeout: config.get<number>('idleTimeout', 120),
+    };
+}
+
+/** What the server receives in `initializationOptions`. */
+export function initializationOptions(settings: ISettings, storageDir: string): object {
+    return {
+        storageDir,
+        providers: settings.providers,
+        models: settings.models,
+        logLevel: settings.logLevel,
+        idleTimeout: settings.idleTimeout,
+    };
+}
+
+/** Whether a configuration change needs the server restarted (everything but the status bar). */
+export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
+    return (
+        event.affectsConfiguration(CONFIG_SECTION) &&
+        !event.affectsConfiguration(`${CONFIG_SECTION}.statusBar`)
+    );
+}

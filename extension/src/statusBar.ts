@@ -1,0 +1,62 @@
+/** The status-bar item: shows the server's `tokenGauge/status` as it is. */
+
+import * as vscode from 'vscode';
+
+import { Commands } from './constants';
+
+export interface ServerStatus {
+    text: string;
+    tooltip: string;
+    severity: 'info' | 'warning' | 'error';
+}
+
+const BACKGROUND: Record<ServerStatus['severity'], vscode.ThemeColor | undefined> = {
+    info: undefined,
+    warning: new vscode.ThemeColor('statusBarItem.warningBackground'),
+    error: new vscode.ThemeColor('statusBarItem.errorBackground'),
+};
+
+export class StatusBar implements vscode.Disposable {
+    private readonly item = vscode.window.createStatusBarItem(
+        'tokenGauge.status',
+        vscode.StatusBarAlignment.Right,
+        100,
+    );
+    private last: ServerStatus | undefined;
+
+    constructor(private enabled: boolean) {
+        this.item.name = 'tokengauge';
+        this.item.command = Commands.showUsage;
+    }
+
+    /** Show a status from the server. */
+    update(status: ServerStatus): void {
+        this.last = status;
+        this.item.text = status.text;
+        this.item.tooltip = new vscode.MarkdownString(status.tooltip);
+        this.item.backgroundColor = BACKGROUND[status.severity];
+        this.render();
+    }
+
+    setEnabled(enabled: boolean): void {
+        this.enabled = enabled;
+        this.render();
+    }
+
+    /** The text shown now (for tests and the usage command). */
+    get text(): string | undefined {
+        return this.last?.text;
+    }
+
+    private render(): void {
+        if (this.enabled && this.last) {
+            this.item.show();
+        } else {
+            this.item.hide();
+        }
+    }
+
+    dispose(): void {
+        this.item.dispose();
+    }
+}

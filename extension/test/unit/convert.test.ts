@@ -1,0 +1,56 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+
+import { toCountInput, toMessage, toPart, toTool } from '../../src/convert';
+
+// Stand-ins with VS Code's class names and fields: conversion must go by shape.
+class LanguageModelTextPart {
+    constructor(public value: string) {}
+}
+class LanguageModelThinkingPart {
+    constructor(public value: string | string[], public id?: string) {}
+}
+class LanguageModelToolCallPart {
+    constructor(public callId: string, public name: string, public input: object) {}
+}
+class LanguageModelToolResultPart {
+    constructor(public callId: string, public content: unknown[]) {}
+}
+class LanguageModelDataPart {
+    constructor(public data: Uint8Array, public mimeType: string) {}
+}
+
+void test('parts by shape', () => {
+    assert.deepEqual(toPart(new LanguageModelTextPart('hi')), { type: 'text', value: 'hi' });
+    assert.deepEqual(toPart(new LanguageModelThinkingPart(['a', 'b'])), { type: 'thinking', value: 'ab' });
+    assert.deepEqual(toPart(new LanguageModelToolCallPart('c1', 'read', { p: 1 })), {
+        type: 'toolCall', callId: 'c1', name: 'read', input: { p: 1 },
+    });
+    assert.deepEqual(
+        toPart(new LanguageModelToolResultPart('c1', [new LanguageModelTextPart('out')])),
+        { type: 'toolResult', callId: 'c1', content: [{ type: 'text', value: 'out' }] },
+    );
+    assert.deepEqual(toPart(new LanguageModelDataPart(new Uint8Array([104, 105]), 'text/plain')), {
+        type: 'data', mimeType: 'text/plain', data: 'aGk=',
+    });
+    assert.deepEqual(toPart({ value: { tsx: true } }), { type: 'unknown', json: { tsx: true } });
+});
+
+void test('plain messages with numeric roles, as Copilot sends them', () => {
+    assert.deepEqual(toMessage({ role: 1, content: [new LanguageModelTextPart('q')], name: '' }), {
+        role: 'user', content: [{ type: 'text', value: 'q' }],
+    });
+    assert.deepEqual(toMessage({ role: 2, content: 'a', name: 'bot' }), {
+        role: 'assistant', name: 'bot', content: [{ type: 'text', value: 'a' }],
+    });
+    assert.equal(toMessage({ role: 3, content: [] }).role, 'system');
+    assert.throws(() => toMessage({ role: 9, content: [] }), /unknown chat message role 9/);
+});
+
+void test('count inputs and tools', () => {
+    assert.equal(toCountInput('text'), 'text');
+    assert.deepEqual(toCountInput({ role: 1, content: 'x' }), {
+        role: 'user', content: [{ type: 'text', value: 'x' }],
+    });
+    assert.deepEqual(toTool({ name: 't' }), { name: 't', description: '', inputSchema: {} });
+});

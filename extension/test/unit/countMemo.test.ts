@@ -1,0 +1,109 @@
+import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+
+import { CountInput, CountMemo, CountResult, scaled } from '../../src/countMemo';
+
+const sha = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** A fake server: raw = length of the text, scale and epoch settable, every call recorded. */
+class FakeServer {
+    calls: CountInput[][] = [];
+    scale = 1.05;
+    epoch = 1;
+    delayMs = 0;
+
+    request = async (_model: string, inputs: CountInput[]): Promise<CountResult> => {
+        this.calls.push(inputs);
+        if (this.delayMs) {
+            await new Promise((r) => setTimeout(r, this.delayMs));
+        }
+        const raw = inputs.map((i) => (typeof i === 'string' ? i.length : JSON.stringify(i).length));
+        return {
+            raw,
+            tokens: raw.map((r) => scaled(r, this.scale)),
+            epoch: this.epoch,
+            scale: this.scale,
+        };
+    };
+}
+
+void test('a string asked twice crosses the pipe once', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    assert.equal(await memo.count('m', 'hello world'), scaled(11, 1.05));
+    assert.equal(await memo.count('m', 'hello world'), scaled(11, 1.05));
+    assert.equal(server.calls.length, 1);
+});
+
+void test('string counts survive a new epoch and follow the new scale', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    await memo.count('m', 'x'.repeat(100));
+    server.epoch = 2;
+    server.scale = 2;
+    await memo.count('m', 'other'); // learns the new epoch and scale
+    assert.equal(await memo.count('m', 'x'.repeat(100)), 200);
+    assert.equal(server.calls.length, 2);
+});
+
+void test('message counts are dropped when the epoch changes', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+    await memo.count('m', message);
+    await memo.count('m', message);
+    assert.equal(server.calls.length, 1);
+    server.epoch = 2;
+    await memo.count('m', 'new');
+    await memo.count('m', message);
+    assert.equal(server.calls.length, 3);
+});
+
+void test('calls made while a request is in flight go in one batch', async () => {
+    const server = new FakeServer();
+    server.delayMs = 20;
+    const memo = new CountMemo(server.request, sha);
+    const answers = await Promise.all(['a', 'bb', 'ccc', 'dddd'].map((s) => memo.count('m', s)));
+    assert.deepEqual(answers, [1, 2, 3, 4].map((n) => scaled(n, 1.05)));
+    assert.deepEqual(server.calls, [['a'], ['bb', 'ccc', 'dddd']]);
+});
+
+void test('models are memoized separately', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    await memo.count('a', 'same');
+    await memo.count('b', 'same');
+    assert.equal(server.calls.length, 2);
+});
+
+void test('prewarmed strings never cross the pipe', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    memo.prewarm('m', [[sha('"type"'), 3]], 1.5);
+    assert.equal(await memo.count('m', '"type"'), 5);
+    assert.equal(server.calls.length, 0);
+});
+
+void test('a failed request rejects every call of its batch, and the next call retries', async () => {
+    let fail = true;
+    const server = new FakeServer();
+    const memo = new CountMemo(async (model, inputs) => {
+        if (fail) {
+            throw new Error('server down');
+        }
+        return server.request(model, inputs);
+    }, sha);
+    await assert.rejects(memo.count('m', 'x'), /server down/);
+    fail = false;
+    assert.equal(await memo.count('m', 'x'), scaled(1, 1.05));
+});
+
+void test('the memo stays bounded', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha, 10);
+    for (let i = 0; i < 50; i++) {
+        await memo.count('m', `s${i}`);
+    }
+    assert.ok(memo.size <= 10);
+});
