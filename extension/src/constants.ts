@@ -9,6 +9,7 @@ export const Methods = {
     chat: 'tokenGauge/chat',
     usage: 'tokenGauge/usage',
     discoverModels: 'tokenGauge/discoverModels',
+    warmCounts: 'tokenGauge/warmCounts',
 } as const;
 
 export const Notifications = {

@@ -34,6 +34,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         try {
             await server.start(readSettings());
             provider.refresh();
+            provider.prewarm().then(
+                (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
+                (error: unknown) => log.warn(`could not pre-warm the count memo: ${String(error)}`),
+            );
         } catch (error) {
             log.error(String(error));
             const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';

@@ -25,6 +25,12 @@ interface ModelInfo {
     detail: string;
 }
 
+interface WarmCounts {
+    entries: { modelId: string; sha256: string; raw: number; tokens: number }[];
+    epoch: number;
+    scales: { modelId: string; scale: number }[];
+}
+
 type StreamPart = Part | { type: 'usage'; data: unknown };
 type PartListener = (part: StreamPart) => void;
 
@@ -43,6 +49,19 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
     refresh(): void {
         this.changed.fire();
+    }
+
+    /** Fill the count memo with the strings the server remembers (Copilot's tool schemas). */
+    async prewarm(): Promise<number> {
+        const models = await this.server.request<ModelInfo[]>(Methods.models, {});
+        const warm = await this.server.request<WarmCounts>(Methods.warmCounts, {
+            modelIds: models.map((m) => m.id),
+        });
+        for (const { modelId, scale } of warm.scales) {
+            const entries = warm.entries.filter((e) => e.modelId === modelId);
+            this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scale);
+        }
+        return warm.entries.length;
     }
 
     /** Route one `tokenGauge/chatPart` notification to its request. */

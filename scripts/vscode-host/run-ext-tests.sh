@@ -48,7 +48,7 @@ export EXTENSIONS_GALLERY=${EXTENSIONS_GALLERY:-'{}'}   # empty gallery config: 
 if [ -n "$SETTINGS" ]; then cp "$SETTINGS" "$WORK/ud/User/settings.json"
 else printf '{ "workbench.startupEditor": "none", "telemetry.telemetryLevel": "off" }\n' > "$WORK/ud/User/settings.json"; fi
 
-CS_PID=; DRV_PID=
+CS_PID=; DRV_PID=; RC=
 cleanup() {
   local p
   for p in $DRV_PID $CS_PID; do kill -TERM -- "-$p" 2>/dev/null || true; done   # whole process groups (setsid below)
@@ -57,6 +57,7 @@ cleanup() {
     kill -KILL -- "-$p" 2>/dev/null || true
   done
   wait 2>/dev/null || true
+  [ -n "${RC:-}" ] || echo "== vscode-host: stopped early; logs in $WORK" >&2
 }
 trap cleanup EXIT
 trap 'exit 130' INT

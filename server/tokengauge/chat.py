@@ -271,6 +271,7 @@ class ChatRun:
                 ),
                 estimate,
             )
+            self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
             if status is not None:
                 self.sink.status(status)

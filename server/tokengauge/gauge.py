@@ -12,9 +12,10 @@ from collections.abc import Sequence
 import attrs
 
 from tokengauge import budget
-from tokengauge.calibration import Calibration, RequestEstimate
+from tokengauge.calibration import Calibration, RequestEstimate, scaled
 from tokengauge.counting import RequestCounter, message_digest
 from tokengauge.encodings import EncodingRegistry
+from tokengauge.frequent_strings import FrequentStrings
 from tokengauge.ledger import Ledger
 from tokengauge.models import ModelCatalog, ModelSpec
 from tokengauge.overflow import ErrorKind, parse_overflow_error
@@ -23,9 +24,12 @@ from tokengauge.protocol import (
     Capabilities,
     CountTokensResult,
     ModelInfo,
+    ModelScale,
     RecordErrorParams,
     RecordResult,
     RecordUsageParams,
+    WarmCountsResult,
+    WarmEntry,
 )
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
@@ -73,6 +77,7 @@ class Gauge:
         self.encodings = encodings or EncodingRegistry()
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
+        self.frequent = FrequentStrings(ledger)
         self.last: LastRequest | None = None
         self._request_counters: dict[str, RequestCounter] = {}
 
@@ -147,6 +152,7 @@ class Gauge:
             if isinstance(item, str):
                 raw = counter.text.count(item)
                 tokens.append(self.calibration.estimate_text(model, raw))
+                self.frequent.seen(model.encoding, item, raw)
             else:
                 raw = counter.message(item)
                 estimate = self.calibration.estimate_message(model, raw, message_digest(item))
@@ -155,6 +161,20 @@ class Gauge:
         return CountTokensResult(
             tokens=tokens, raw=raws, epoch=self.epoch, scale=self.calibration.scale(model.id)
         )
+
+    def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
+        """Raw counts of the most asked strings for each model, with each model's scale."""
+        entries = []
+        scales = []
+        for model_id in model_ids:
+            model = self.model(model_id)
+            scale = self.calibration.scale(model.id)
+            scales.append(ModelScale(model.id, scale))
+            entries += [
+                WarmEntry(model.id, sha, raw, scaled(raw, scale))
+                for sha, raw in self.frequent.entries(model.encoding)
+            ]
+        return WarmCountsResult(entries=entries, epoch=self.epoch, scales=scales)
 
     def estimate(
         self, model: ModelSpec, messages: Sequence[Message], tools: Sequence[Tool]

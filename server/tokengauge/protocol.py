@@ -20,11 +20,12 @@ RECORD_ERROR: Final = "tokenGauge/recordError"
 CHAT: Final = "tokenGauge/chat"
 CHAT_PART: Final = "tokenGauge/chatPart"
 DISCOVER_MODELS: Final = "tokenGauge/discoverModels"
+WARM_COUNTS: Final = "tokenGauge/warmCounts"
 STATUS: Final = "tokenGauge/status"
 MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
 
 REQUESTS: Final = frozenset(
-    {MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR, CHAT, DISCOVER_MODELS}
+    {MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR, CHAT, DISCOVER_MODELS, WARM_COUNTS}
 )
 
 
@@ -157,3 +158,37 @@ class DiscoverModelsParams:
     """`tokenGauge/discoverModels`: the keys of the providers to ask, by provider id."""
 
     credentials: dict[str, Credentials] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class WarmCountsParams:
+    """`tokenGauge/warmCounts`: the models whose memo the extension fills at activation."""
+
+    model_ids: list[str]
+
+
+@attrs.frozen
+class WarmEntry:
+    """One remembered string: its SHA-256 (UTF-8), raw count, and count under today's scale."""
+
+    model_id: str
+    sha256: str
+    raw: int
+    tokens: int
+
+
+@attrs.frozen
+class ModelScale:
+    """What a model's raw string counts are multiplied by, now."""
+
+    model_id: str
+    scale: float
+
+
+@attrs.frozen
+class WarmCountsResult:
+    """The most asked strings per model, the epoch, and each model's scale."""
+
+    entries: list[WarmEntry]
+    epoch: int
+    scales: list[ModelScale]

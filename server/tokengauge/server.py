@@ -33,6 +33,7 @@ from tokengauge.protocol import (
     DiscoverModelsParams,
     RecordErrorParams,
     RecordUsageParams,
+    WarmCountsParams,
 )
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.status import Status
@@ -130,6 +131,7 @@ class TokenGaugeServer(LanguageServer):
         if self._chats is not None:
             await self._chats.client.aclose()
         if self._gauge is not None:
+            self._gauge.frequent.save()
             self._gauge.ledger.close()
 
 
@@ -210,6 +212,12 @@ def create_server() -> TokenGaugeServer:
         if result.learned_limit is not None:
             ls.send_models_changed()
         return unstructure(result)
+
+    @server.feature(protocol.WARM_COUNTS)
+    def warm_counts(ls: TokenGaugeServer, params: Any) -> Any:
+        with invalid_params():
+            request = params_as(params, WarmCountsParams)
+            return unstructure(ls.gauge.warm_counts(request.model_ids))
 
     @server.feature(protocol.DISCOVER_MODELS)
     async def discover(ls: TokenGaugeServer, params: Any) -> Any:

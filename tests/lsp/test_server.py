@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 from pathlib import Path
 
@@ -231,3 +232,26 @@ async def test_corrupt_ledger_degrades_to_memory(tmp_path: Path):
     assert result["raw"] == [exact("still works")]
     assert usage["persistent"] is False
     assert any(str(ledger) in w for w in warnings), warnings
+
+
+async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
+    options = init_options(tmp_path / "storage")
+    strings = ['"type"', '"object"', "The absolute path of the file to read.", "日本語"]
+    async with running_server(options) as first:
+        for _ in range(3):
+            await call(first, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": strings})
+        await call(first, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["once"]})
+    async with running_server(options) as second:  # a new session: only the ledger remembers
+        warm = await call(
+            second, "tokenGauge/warmCounts", {"modelIds": ["gpt-4o", "claude-sonnet-4-5"]}
+        )
+    by_sha = {e["sha256"]: e for e in warm["entries"] if e["modelId"] == "gpt-4o"}
+    scales = {s["modelId"]: s["scale"] for s in warm["scales"]}
+    for text in strings:
+        entry = by_sha[hashlib.sha256(text.encode()).hexdigest()]
+        assert entry["raw"] == exact(text)
+        assert entry["tokens"] == math.ceil(entry["raw"] * scales["gpt-4o"] - 1e-9)
+    ranked = [e["sha256"] for e in warm["entries"] if e["modelId"] == "gpt-4o"]
+    assert ranked[-1] == hashlib.sha256(b"once").hexdigest()  # most asked first
+    assert not [e for e in warm["entries"] if e["modelId"] == "claude-sonnet-4-5"]  # other encoding
+    assert isinstance(warm["epoch"], int)
