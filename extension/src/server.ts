@@ -13,7 +13,6 @@ import {
     LanguageClientOptions,
     ServerOptions,
     State,
-    TransportKind,
 } from 'vscode-languageclient/node';
 
 import { findPython } from './python';
@@ -58,8 +57,7 @@ export class ServerConnection implements vscode.Disposable {
         this.log.info(`starting tokengauge with ${python.command} (Python ${python.version.join('.')})`);
         const serverOptions: ServerOptions = {
             command: python.command,
-            args: ['-m', 'tokengauge'],
-            transport: TransportKind.stdio,
+            args: ['-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
             options: { env },
         };
         const storage = this.context.globalStorageUri.fsPath;

@@ -77,6 +77,7 @@ setsid "$CS" --config "$WORK/config.yaml" \
   --disable-telemetry --disable-update-check --disable-workspace-trust \
   --vscode-option enable-smoke-test-driver "$WORK/ws" > "$WORK/code-server.log" 2>&1 &
 CS_PID=$!
+echo "code-server pgid $CS_PID" >> "$WORK/pids"
 up=
 for _ in $(seq 1 300); do
   curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && { up=1; break; }
@@ -96,6 +97,7 @@ set +e
 # driver output goes to the terminal and to driver.log; setsid so cleanup can end chromium with it
 NODE_PATH="$VSC_HOME/pw/node_modules" setsid node "$HERE/drive.js" "$URL" "$TIMEOUT" > >(tee "$WORK/driver.log") 2>&1 &
 DRV_PID=$!
+echo "driver/chromium pgid $DRV_PID" >> "$WORK/pids"
 wait "$DRV_PID"
 RC=$?
 set -e
