@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every check: lint, formatting, types, and the test suites of both sides (Python: unit + LSP end
-# to end; extension: eslint, tsc, unit tests).
+# to end; extension: eslint, tsc, unit tests, and its tests inside a real VS Code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -10,6 +10,7 @@ status=0
 "$VENV/bin/ruff" format --check . || status=1
 "$VENV/bin/mypy" || status=1
 npm run --silent check || status=1
+TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || status=1
 
 "$VENV/bin/python" -m pytest -q "$@"
 rc=$?
