@@ -15,7 +15,15 @@ import { ServerStatus, StatusBar } from './statusBar';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/** What the extension offers other extensions (and its own tests). */
+export interface TokenGaugeApi {
+    /** The status-bar text now, if a response has reported usage. */
+    statusText(): string | undefined;
+    /** The server's usage report (`tokenGauge/usage`). */
+    usage(): Promise<Record<string, unknown>>;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<TokenGaugeApi> {
     const log = vscode.window.createOutputChannel('tokengauge', { log: true });
     const server = new ServerConnection(context, log);
     const keys = new ApiKeys(context.secrets);
@@ -30,14 +38,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     server.onNotification(Notifications.status, (params) => statusBar.update(params as ServerStatus));
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
 
+    // After every (re)start, tell VS Code the models may have changed and warm the count memo.
+    server.onRunning(() => {
+        provider.refresh();
+        provider.prewarm().then(
+            (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
+            (error: unknown) => log.warn(`could not pre-warm the count memo: ${String(error)}`),
+        );
+    });
+
     const start = async (): Promise<void> => {
         try {
             await server.start(readSettings());
-            provider.refresh();
-            provider.prewarm().then(
-                (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
-                (error: unknown) => log.warn(`could not pre-warm the count memo: ${String(error)}`),
-            );
         } catch (error) {
             log.error(String(error));
             const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';
@@ -64,4 +76,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }),
     );
     await start();
+    return {
+        statusText: () => statusBar.text,
+        usage: () => server.request<Record<string, unknown>>(Methods.usage, {}),
+    };
 }

@@ -19,6 +19,24 @@ import { findPython } from './python';
 import { initializationOptions, ISettings } from './settings';
 
 const MAX_RESTARTS = 5;
+const STARTING_WAIT_MS = 30_000;
+
+/** Resolve once the client runs again (after a crash it restarts by itself), or after `ms`. */
+function whenRunning(client: LanguageClient, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+        const timer = setTimeout(done, ms);
+        const listener = client.onDidChangeState((event) => {
+            if (event.newState !== State.Starting) {
+                done();
+            }
+        });
+        function done(): void {
+            clearTimeout(timer);
+            listener.dispose();
+            resolve();
+        }
+    });
+}
 
 /** The bundled dependencies for this Python (a VSIX carries one set per CPython minor version). */
 export function bundledPythonPath(extensionPath: string, version: [number, number]): string[] {
@@ -33,6 +51,9 @@ export type NotificationHandler = (params: unknown) => void;
 export class ServerConnection implements vscode.Disposable {
     private client: LanguageClient | undefined;
     private readonly handlers = new Map<string, NotificationHandler>();
+    private readonly running = new vscode.EventEmitter<void>();
+    /** Fires each time the server (re)starts and answers: after `start` and after a crash. */
+    readonly onRunning = this.running.event;
 
     constructor(
         private readonly context: vscode.ExtensionContext,
@@ -72,13 +93,21 @@ export class ServerConnection implements vscode.Disposable {
         for (const [method, handler] of this.handlers) {
             client.onNotification(method, handler);
         }
+        client.onDidChangeState((event) => {
+            if (event.newState === State.Running && this.client === client) {
+                this.running.fire();
+            }
+        });
         this.client = client;
         await client.start();
     }
 
-    /** Send a request; rejects with a readable error if the server is not running. */
+    /** Send a request (waiting for a restarting server); rejects readably if there is none. */
     async request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
         const client = this.client;
+        if (client?.state === State.Starting) {
+            await whenRunning(client, STARTING_WAIT_MS);
+        }
         if (!client || client.state !== State.Running) {
             throw new Error('The tokengauge server is not running; see "tokengauge: Show Logs".');
         }
@@ -96,6 +125,7 @@ export class ServerConnection implements vscode.Disposable {
     }
 
     dispose(): void {
+        this.running.dispose();
         void this.stop();
     }
 }

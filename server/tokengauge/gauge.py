@@ -7,6 +7,7 @@ method takes plain DESIGN §3 objects and returns protocol payloads.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 
 import attrs
@@ -251,6 +252,7 @@ class Gauge:
             }
         return {
             "epoch": self.epoch,
+            "pid": os.getpid(),
             "persistent": self.ledger.persistent,
             "latest": latest,
             "status": unstructure(self.status()),

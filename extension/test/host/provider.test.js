@@ -108,4 +108,44 @@ describe('tokengauge in VS Code', function () {
         assert.strictEqual(calls[0].name, 'read_file');
         assert.deepStrictEqual(calls[0].input, { path: 'a.py' });
     });
+
+    it('shows the real usage in the status bar after a response', async () => {
+        const api = vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+        const gpt = await model('gpt-4o');
+        const response = await gpt.sendRequest(
+            [vscode.LanguageModelChatMessage.User('status please')],
+            {},
+            new vscode.CancellationTokenSource().token,
+        );
+        for await (const chunk of response.text) void chunk;
+        const requests = await upstreamRequests();
+        const trueInput = requests[requests.length - 1].prompt_tokens;
+        const usage = await api.usage();
+        assert.strictEqual(usage.latest.inputTokens, trueInput);
+        const percent = Math.round((trueInput / gpt.maxInputTokens) * 100);
+        assert.strictEqual(api.statusText(), `$(pulse) ${trueInput} / 112k · ${percent}%`);
+    });
+
+    it('keeps working after the Python server is killed', async () => {
+        const api = vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+        const { pid } = await api.usage();
+        process.kill(pid, 'SIGKILL');
+        const gpt = await model('gpt-4o');
+        let text = '';
+        for (let attempt = 0; attempt < 20 && !text; attempt++) {
+            try {
+                const response = await gpt.sendRequest(
+                    [vscode.LanguageModelChatMessage.User('are you back')],
+                    {},
+                    new vscode.CancellationTokenSource().token,
+                );
+                for await (const chunk of response.text) text += chunk;
+            } catch (error) {
+                await new Promise((r) => setTimeout(r, 500)); // the client restarts the server
+            }
+        }
+        assert.strictEqual(text, 'ok: are you back');
+        const after = await api.usage();
+        assert.notStrictEqual(after.pid, pid);
+    });
 });
