@@ -8,25 +8,22 @@ SHA-256, raw count and how often it was asked, in memory, and saves the most ask
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Callable
 from typing import Final
 
 from tokengauge.ledger import Ledger
+from tokengauge.text_counter import LONE_SURROGATE
 
 SAVED_PER_ENCODING: Final = 20_000
 MEMORY_PER_ENCODING: Final = 100_000
 SAVE_EVERY_SECONDS: Final = 60.0
 
 
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
 def text_sha256(text: str) -> str:
     """SHA-256 of the UTF-8 text as Node's `createHash().update(text, "utf8")` computes it: a lone
     surrogate becomes U+FFFD."""
-    return hashlib.sha256(_LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()
+    return hashlib.sha256(LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()
 
 
 def _document(encoding: str) -> str:

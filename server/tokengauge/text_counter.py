@@ -22,7 +22,8 @@ FALLBACK_MARGIN: Final = 1.10
 O200K_FAMILIES: Final = re.compile(
     r"^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d|chatgpt-4o)", re.I
 )
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""One UTF-16 surrogate on its own: text no UTF-8 encoder can take as it is."""
 
 
 def encoding_for_family(family: str) -> str:
@@ -65,8 +66,8 @@ class TextCounter:
         return len(self.encoding.encode_ordinary(text))
 
     def _count_with_surrogates(self, text: str) -> int:
-        replaced = len(self.encoding.encode_ordinary(_LONE_SURROGATE.sub("\ufffd", text)))
-        escaped = len(self.encoding.encode_ordinary(_LONE_SURROGATE.sub(_escape_surrogate, text)))
+        replaced = len(self.encoding.encode_ordinary(LONE_SURROGATE.sub("\ufffd", text)))
+        escaped = len(self.encoding.encode_ordinary(LONE_SURROGATE.sub(_escape_surrogate, text)))
         return math.ceil(max(replaced, escaped) * FALLBACK_MARGIN)
 
 
