@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# The extension's tests inside a real VS Code (code-server 1.139): builds the extension, starts the
-# test upstream on 127.0.0.1, writes user settings that point tokengauge at it and at this repo's
-# Python, and runs extension/test/host/*.test.js in the extension host.
-set -euo pipefail
+# The extension's tests inside a real VS Code (code-server 1.139), three suites:
+#   dev      the development extension, plus a second (consumer) extension installed as a VSIX,
+#            against the test upstream on 127.0.0.1;
+#   vsix     the packaged tokengauge VSIX installed with --install-extension, driven by the consumer;
+#   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh).
+# Prints each suite's output, then one plain `N passed, N failed` line for all of them.
+# Env: TG_PYTHON (the dev server's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
+# installed VSIX runs on, default /usr/bin/python3: a bare interpreter, so only bundled libs serve),
+# TG_HOST_SUITES (default "dev vsix copilot").
+set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
+VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
+SUITES=${TG_HOST_SUITES:-dev vsix copilot}
+VERSION=$(node -p 'require("./package.json").version')
+VSIX=$REPO/tokengauge-$VERSION-linux-x64.vsix
 
-bash scripts/vscode-host/setup.sh
-npm run --silent build
+bash scripts/vscode-host/setup.sh || exit 1
+npm run --silent build || exit 1
 
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
 "$PY" -m tests.upstream.server --port 0 --config '{}' > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
@@ -18,9 +28,17 @@ for _ in $(seq 1 100); do [ -s "$WORK/upstream.out" ] && break; sleep 0.1; done
 URL=$(head -n 1 "$WORK/upstream.out")
 [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$WORK/upstream.err"; exit 1; }
 
-cat > "$WORK/settings.json" <<JSON
+# The consumer extension as a VSIX: a zip with extension/package.json and its code is enough.
+mkdir -p "$WORK/consumer"
+cp -r extension/test/consumer "$WORK/consumer/extension"
+(cd "$WORK/consumer" && "$PY" -m zipfile -c consumer.vsix extension) || exit 1
+
+settings() {  # settings.json for tokengauge pointed at the test upstream, with this Python
+    cat <<JSON
 {
-  "tokenGauge.pythonPath": "$PY",
+  "workbench.startupEditor": "none",
+  "telemetry.telemetryLevel": "off",
+  "tokenGauge.pythonPath": "$1",
   "tokenGauge.logLevel": "debug",
   "tokenGauge.providers": [{"id": "test-openai", "dialect": "openai", "baseUrl": "$URL/v1", "discover": false}],
   "tokenGauge.models": [
@@ -29,5 +47,48 @@ cat > "$WORK/settings.json" <<JSON
   ]
 }
 JSON
-ENVJSON=$(printf '{"TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s"}' "$PY" "$URL" "$REPO")
-bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" --settings "$WORK/settings.json"
+}
+envjson() {  # the extension host's environment for suite $1
+    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s"}' \
+        "$1" "$PY" "$URL" "$REPO" "$VSIX_PY"
+}
+
+passed=0; failed=0; status=0
+tally() {  # add the last `N passed, N failed` of log $1 (none: the suite did not run, one failure)
+    local line
+    line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
+    if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+}
+
+for suite in $SUITES; do
+    echo "== host suite: $suite"
+    log="$WORK/$suite.log"
+    case "$suite" in
+        dev)
+            settings "$PY" > "$WORK/dev-settings.json"
+            bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$(envjson dev)" \
+                --settings "$WORK/dev-settings.json" --install-vsix "$WORK/consumer/consumer.vsix" 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]};;
+        vsix)
+            if [ ! -f "$VSIX" ]; then
+                echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)" | tee "$log"
+                rc=1
+            else
+                settings "$VSIX_PY" > "$WORK/vsix-settings.json"
+                bash scripts/vscode-host/run-ext-tests.sh extension/test/consumer extension/test/host/index.js \
+                    "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" 2>&1 | tee "$log"
+                rc=${PIPESTATUS[0]}
+            fi;;
+        copilot)
+            TG_PYTHON="$PY" bash scripts/test-copilot.sh 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]};;
+        *) echo "unknown host suite $suite" | tee "$log"; rc=1;;
+    esac
+    tally "$log"
+    [ "$rc" -eq 0 ] || status=1
+done
+echo "host suites ($SUITES):"
+echo "$passed passed, $failed failed"
+exit "$status"

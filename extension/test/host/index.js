@@ -1,16 +1,14 @@
 // Entry point VS Code calls for `extensionTestsPath` (see scripts/vscode-host/run-ext-tests.sh):
-// exports run(), which runs mocha (BDD: describe/it) over every extension/test/host/*.test.js inside the
-// real extension host, and resolves when all pass / rejects otherwise (VS Code turns that into the
-// exit code). The last line it prints is always the plain `N passed, N failed` that CI reads.
+// exports run(), which runs mocha (BDD: describe/it) over one suite, `extension/test/host/<suite>/*.test.js`,
+// inside the real extension host, and resolves when all pass / rejects otherwise (VS Code turns that into
+// the exit code). The last line it prints is always the plain `N passed, N failed` that CI reads.
 //
-// Where mocha comes from (the extension host only has what is on disk; `vscode` exists only in it):
-//   1. normal resolution from this folder upwards, i.e. the repo root's node_modules, since package.json
-//      sits at the repo root. FINAL WIRING: add `"mocha": "11.7.5"` (11.x: 12 is ESM-only) to the root
-//      package.json devDependencies, `npm ci` before the host tests, and delete fallbacks 2-3.
-//   2. $TG_MOCHA_DIR: a folder holding node_modules/mocha (e.g. `npm install --prefix DIR mocha@11.7.5`).
-//   3. $VSC_HOME/pw/node_modules, where scripts/vscode-host/setup.sh installs mocha next to playwright-core
-//      (run-ext-tests.sh exports VSC_HOME to the server, and so to the extension host).
-// Env knobs: TG_HOST_TEST_GREP (mocha grep), TG_HOST_TEST_TIMEOUT_MS (per test, default 20000).
+// Suites (TG_HOST_SUITE): `dev` (the development extension against the test upstream), `vsix` (the packaged
+// extension installed with --install-extension), `copilot` (the real Copilot Chat driving tokengauge).
+// mocha comes from the repo's node_modules (root package.json), else $TG_MOCHA_DIR/node_modules, else
+// $VSC_HOME/pw/node_modules where scripts/vscode-host/setup.sh installs it.
+// Env knobs: TG_HOST_SUITE (required), TG_HOST_TEST_GREP (mocha grep), TG_HOST_TEST_TIMEOUT_MS (per test,
+// default 20000).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -47,9 +45,13 @@ function run() {
         timeout: +(process.env.TG_HOST_TEST_TIMEOUT_MS || 20000),
       });
       if (process.env.TG_HOST_TEST_GREP) mocha.grep(process.env.TG_HOST_TEST_GREP);
-      const files = fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort();
-      if (files.length === 0) { failures = 1; return done(new Error(`no *.test.js in ${__dirname}`)); }
-      for (const f of files) mocha.addFile(path.join(__dirname, f));
+      const suite = process.env.TG_HOST_SUITE;
+      if (!suite) { failures = 1; return done(new Error('TG_HOST_SUITE is not set (dev, vsix or copilot)')); }
+      const dir = path.join(__dirname, suite);
+      const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort() : [];
+      if (files.length === 0) { failures = 1; return done(new Error(`no *.test.js in ${dir}`)); }
+      console.log(`host suite ${suite}: ${files.join(', ')}`);
+      for (const f of files) mocha.addFile(path.join(dir, f));
       const runner = mocha.run((nFailed) => {
         passes = runner.stats ? runner.stats.passes : 0;
         failures = nFailed;

@@ -1,0 +1,96 @@
+// The packaged tokengauge VSIX, installed with --install-extension, driven from a second extension
+// (extension/test/consumer is the development extension in this run). tokengauge runs on a bare
+// Python (TG_VSIX_PYTHON) so that everything it imports must come from the VSIX's bundled libraries.
+'use strict';
+const assert = require('assert');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const vscode = require('vscode');
+
+const TOKENGAUGE = 'tokengauge.tokengauge';
+const CONSUMER = 'tokengauge-tests.tokengauge-consumer';
+const UPSTREAM = process.env.TG_UPSTREAM;
+
+async function consumer() {
+    return vscode.extensions.getExtension(CONSUMER).activate();
+}
+
+function percentile(values, p) {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** What the repository's `tokengauge count --json` says of a one-message request. */
+function cliCount(modelId, text) {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tg-')), 'request.json');
+    fs.writeFileSync(file, JSON.stringify({ messages: [{ role: 'user', content: text }] }));
+    const out = execFileSync(process.env.TG_PYTHON, ['-m', 'tokengauge', 'count', file, '--json', '--model', modelId], {
+        cwd: process.env.TG_REPO,
+    });
+    return JSON.parse(out.toString());
+}
+
+describe('the installed VSIX', function () {
+    this.timeout(60000);
+
+    it('is installed (not the development copy) and answers a count from another extension', async () => {
+        const installed = vscode.extensions.getExtension(TOKENGAUGE);
+        assert.ok(installed, `${TOKENGAUGE} is not installed`);
+        assert.ok(!installed.extensionPath.startsWith(process.env.TG_REPO), installed.extensionPath);
+        assert.ok(fs.existsSync(path.join(installed.extensionPath, 'bundled', 'libs', 'common')));
+        const tokens = await (await consumer()).countTokens('gpt-4o', 'hello from the VSIX');
+        assert.ok(tokens > 0);
+        // The extension host started with this window; its age is the upper bound of activation to first count.
+        console.log(`    activation to first count: ${(process.uptime() * 1000).toFixed(0)} ms after the extension host started`);
+    });
+
+    it('runs its server on the bare Python with only the bundled libraries', async () => {
+        const api = await vscode.extensions.getExtension(TOKENGAUGE).activate();
+        const { pid } = await api.usage();
+        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        assert.strictEqual(cmdline[0], process.env.TG_VSIX_PYTHON);
+        const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        const pythonPath = environ.find((entry) => entry.startsWith('PYTHONPATH=')) || '';
+        const libs = path.join(vscode.extensions.getExtension(TOKENGAUGE).extensionPath, 'bundled', 'libs');
+        assert.ok(pythonPath.includes(path.join(libs, 'common')), pythonPath);
+        assert.match(pythonPath, /bundled\/libs\/cp3\d+/);
+    });
+
+    it('lists the configured models and counts as the CLI does', async () => {
+        const api = await consumer();
+        const gpt = (await api.listModels()).find((m) => m.id === 'gpt-4o');
+        assert.strictEqual(gpt.maxInputTokens, 128000 - 16384);
+        const text = 'VSIX counting — 日本語 — {"x": [1, 2, 3]}';
+        assert.strictEqual(await api.countTokens('gpt-4o', text, true), cliCount('gpt-4o', text).messages[0].tokens);
+    });
+
+    it('streams a chat with the usage part', async () => {
+        await vscode.commands.executeCommand('tokenGauge.setApiKey', 'test-openai', 'sk-tg-vsix-test-7');
+        const parts = await (await consumer()).chat('gpt-4o', 'Hello from the installed VSIX');
+        const text = parts.filter((p) => p.kind === 'text').map((p) => p.value).join('');
+        assert.strictEqual(text, 'ok: Hello from the installed VSIX');
+        const usage = parts.find((p) => p.kind === 'data' && p.mimeType === 'usage');
+        assert.ok(usage, JSON.stringify(parts));
+        const { requests } = await (await fetch(`${UPSTREAM}/_control/requests?route=chat`)).json();
+        assert.strictEqual(JSON.parse(usage.text).prompt_tokens, requests[requests.length - 1].prompt_tokens);
+    });
+
+    it('reports the count latency an extension sees, cold and memoized', async () => {
+        const api = await consumer();
+        const texts = Array.from({ length: 300 }, (_, i) => `line ${i}: const value${i} = compute(${i * 7}, "${'x'.repeat(i % 40)}");`);
+        const time = async (text) => {
+            const start = performance.now();
+            await api.countTokens('gpt-4o', text);
+            return performance.now() - start;
+        };
+        const cold = [];
+        for (const text of texts) cold.push(await time(text));
+        const warm = [];
+        for (const text of texts) warm.push(await time(text));
+        const ms = (v) => `${v.toFixed(3)} ms`;
+        console.log(`    countTokens from an extension, ${texts.length} strings: cold p50 ${ms(percentile(cold, 50))} p99 ${ms(percentile(cold, 99))}; memoized p50 ${ms(percentile(warm, 50))} p99 ${ms(percentile(warm, 99))}`);
+        assert.ok(percentile(warm, 50) <= percentile(cold, 50), 'a memoized count is not slower than a cold one');
+    });
+});
