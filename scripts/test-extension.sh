@@ -21,7 +21,9 @@ bash scripts/vscode-host/setup.sh || exit 1
 npm run --silent build || exit 1
 
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
-"$PY" -m tests.upstream.server --port 0 --config '{}' > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
+# Its listings speak Ollama's API (/api/tags, /api/show), for the discovered provider below.
+UPSTREAM_CONFIG='{"listing": "ollama", "models": [{"id": "qwen2.5-coder:7b", "context_window": 40960, "architecture": "qwen2"}]}'
+"$PY" -m tests.upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
 UPSTREAM_PID=$!
 trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do [ -s "$WORK/upstream.out" ] && break; sleep 0.1; done
@@ -40,7 +42,10 @@ settings() {  # settings.json for tokengauge pointed at the test upstream, with 
   "telemetry.telemetryLevel": "off",
   "tokenGauge.pythonPath": "$1",
   "tokenGauge.logLevel": "debug",
-  "tokenGauge.providers": [{"id": "test-openai", "dialect": "openai", "baseUrl": "$URL/v1", "discover": false}],
+  "tokenGauge.providers": [
+    {"id": "test-openai", "dialect": "openai", "baseUrl": "$URL/v1", "discover": false},
+    {"id": "ollama-test", "dialect": "openai", "baseUrl": "$URL/v1"}
+  ],
   "tokenGauge.models": [
     {"id": "gpt-4o", "provider": "test-openai", "name": "GPT-4o (test upstream)"},
     {"id": "local-small", "provider": "test-openai", "family": "llama-3.1", "contextWindow": 8192, "maxOutputTokens": 2048}

@@ -38,9 +38,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
     server.onNotification(Notifications.status, (params) => statusBar.update(params as ServerStatus));
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
 
-    // After every (re)start, tell VS Code the models may have changed and warm the count memo.
+    // List the providers' models (a local Ollama needs no key); failures only cost the listing.
+    const discover = (): void => {
+        provider.discover(readSettings().providers.map((p) => p.id)).then(
+            (report) => {
+                for (const { providerId, models, error } of report.providers) {
+                    log.info(error ? `${providerId}: no model list (${error})` : `${providerId}: ${models} models listed`);
+                }
+            },
+            (error: unknown) => log.warn(`model discovery failed: ${String(error)}`),
+        );
+    };
+
+    // After every (re)start, tell VS Code the models may have changed, list them and warm the memo.
     server.onRunning(() => {
         provider.refresh();
+        discover();
         provider.prewarm().then(
             (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
             (error: unknown) => log.warn(`could not pre-warm the count memo: ${String(error)}`),
@@ -67,6 +80,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
         server,
         statusBar,
         vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
+        keys.onDidChange(discover),
         ...registerCommands({ keys, server, log, settings: readSettings, restart: start }),
         vscode.workspace.onDidChangeConfiguration((event) => {
             statusBar.setEnabled(readSettings().statusBarEnabled);

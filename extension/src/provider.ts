@@ -31,6 +31,11 @@ interface WarmCounts {
     scales: { modelId: string; scale: number }[];
 }
 
+/** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not. */
+export interface DiscoveryReport {
+    providers: { providerId: string; models: number | null; error: string | null }[];
+}
+
 type StreamPart = Part | { type: 'usage'; data: unknown };
 type PartListener = (part: StreamPart) => void;
 
@@ -62,6 +67,15 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scale);
         }
         return warm.entries.length;
+    }
+
+    /**
+     * Have the server list the models of every provider with `discover` on, with their keys; it
+     * announces new models itself (`tokenGauge/modelsChanged`).
+     */
+    async discover(providerIds: string[]): Promise<DiscoveryReport> {
+        const credentials = await this.keys.all(providerIds);
+        return this.server.request<DiscoveryReport>(Methods.discoverModels, { credentials });
     }
 
     /** Route one `tokenGauge/chatPart` notification to its request. */

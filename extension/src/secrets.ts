@@ -19,6 +19,15 @@ export class ApiKeys {
         }
     }
 
+    /** Call `listener` with the provider id whenever one of the keys is set or removed. */
+    onDidChange(listener: (providerId: string) => void): vscode.Disposable {
+        return this.storage.onDidChange((event) => {
+            if (event.key.startsWith(PREFIX)) {
+                listener(event.key.slice(PREFIX.length));
+            }
+        });
+    }
+
     /** `{providerId: {apiKey}}` for the providers that have a key (for model discovery). */
     async all(providerIds: string[]): Promise<Record<string, { apiKey: string }>> {
         const entries = await Promise.all(

@@ -28,10 +28,10 @@ async function model(id) {
 }
 
 /** What `tokengauge count --json` says of a one-message request. */
-function cliCount(modelId, text) {
+function cliCount(modelId, text, ...extra) {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tg-')), 'request.json');
     fs.writeFileSync(file, JSON.stringify({ messages: [{ role: 'user', content: text }] }));
-    const out = execFileSync(PYTHON, ['-m', 'tokengauge', 'count', file, '--json', '--model', modelId], {
+    const out = execFileSync(PYTHON, ['-m', 'tokengauge', 'count', file, '--json', '--model', modelId, ...extra], {
         cwd: REPO,
     });
     return JSON.parse(out.toString());
@@ -47,14 +47,26 @@ describe('tokengauge in VS Code', function () {
 
     it('lists the configured models with the server\'s input budget', async () => {
         const listed = await models();
-        const ids = listed.map((m) => m.id).sort();
-        assert.deepStrictEqual(ids, ['gpt-4o', 'local-small']);
         const gpt = listed.find((m) => m.id === 'gpt-4o');
+        assert.ok(gpt, `gpt-4o not listed: ${listed.map((m) => m.id)}`);
         assert.strictEqual(gpt.maxInputTokens, cliCount('gpt-4o', 'x').maxInputTokens);
         assert.strictEqual(gpt.maxInputTokens, 128000 - 16384);
         const small = listed.find((m) => m.id === 'local-small');
         assert.strictEqual(small.maxInputTokens, 8192 - 2048);
         assert.strictEqual(small.family, 'llama-3.1');
+    });
+
+    it('lists the models an Ollama-style provider reports, with their window, without a key', async () => {
+        let listed = [];
+        for (let i = 0; i < 100 && !listed.some((m) => m.id === 'qwen2.5-coder:7b'); i++) {
+            listed = await models();
+            await new Promise((r) => setTimeout(r, 100)); // discovery runs after the server starts
+        }
+        assert.deepStrictEqual(listed.map((m) => m.id).sort(), ['gpt-4o', 'local-small', 'qwen2.5-coder:7b']);
+        const qwen = listed.find((m) => m.id === 'qwen2.5-coder:7b');
+        // The window /api/show reported (not the 32,768 fallback), less the usual output reservation.
+        const expected = cliCount('qwen2.5-coder:7b', 'x', '--context-window', '40960').maxInputTokens;
+        assert.strictEqual(qwen.maxInputTokens, expected);
     });
 
     it('counts strings and messages as the server\'s CLI does', async () => {
