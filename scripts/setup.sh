@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh machine: a virtualenv in .venv with tokengauge and its test/dev tools from PyPI,
-# the extension's npm packages and its build (dist/extension.js), then run the main job once
-# (count the sample request) to show the install works.
+# the extension's npm packages, its build and its VSIX (scripts/build-vsix.sh); installs the VSIX
+# into VS Code when `code` or `code-server` is on PATH (else says how), then runs the main job once
+# (counts the sample request) to show the install works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,20 @@ rm -rf .venv
 .venv/bin/python -m pip install --quiet -e ".[test,dev]"
 
 npm ci --no-audit --no-fund --loglevel=error
-npm run build --silent
+bash scripts/build-vsix.sh
+VSIX="$PWD/tokengauge-$(node -p 'require("./package.json").version')-linux-x64.vsix"
+for code in code code-server; do
+    if command -v "$code" >/dev/null; then
+        echo "== installing the VSIX into $code"
+        "$code" --install-extension "$VSIX" --force
+        installed=$code
+        break
+    fi
+done
+if [ -z "${installed:-}" ]; then
+    echo "== no 'code' or 'code-server' on PATH: install the VSIX with"
+    echo "   code --install-extension $VSIX    (or Extensions: Install from VSIX… in VS Code)"
+fi
 
 echo "== tokengauge $(.venv/bin/tokengauge --version)"
 .venv/bin/tokengauge count tests/data/copilot-request.json
