@@ -21,6 +21,8 @@ export interface TokenGaugeApi {
     statusText(): string | undefined;
     /** The server's usage report (`tokenGauge/usage`). */
     usage(): Promise<Record<string, unknown>>;
+    /** How many `provideTokenCount` calls VS Code made since activation. */
+    tokenCountCalls(): number;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<TokenGaugeApi> {
@@ -93,5 +95,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
     return {
         statusText: () => statusBar.text,
         usage: () => server.request<Record<string, unknown>>(Methods.usage, {}),
+        tokenCountCalls: () => provider.tokenCountCalls,
     };
 }

@@ -44,6 +44,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     readonly onDidChangeLanguageModelChatInformation = this.changed.event;
     private readonly listeners = new Map<string, PartListener>();
     private providers = new Map<string, string>();
+    /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
+    tokenCountCalls = 0;
 
     constructor(
         private readonly server: ServerConnection,
@@ -137,6 +139,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         model: vscode.LanguageModelChatInformation,
         text: string | vscode.LanguageModelChatRequestMessage,
     ): Promise<number> {
+        this.tokenCountCalls++;
         return this.memo.count(model.id, toCountInput(text));
     }
 }
