@@ -1,0 +1,176 @@
+"""One simulation run: a variant (how Copilot's counts are made, how requests go) at one skew.
+
+Variants, all driven by the same Copilot loop over the same conversation and upstream:
+- `tokengauge`: counts from a real `python -m tokengauge` over LSP, chats through `tokenGauge/chat`,
+  so usage and overflows calibrate the server exactly as in production (fresh on-disk ledger);
+- `calibration-off`: counts from a second, fresh server that never sees a chat (pure tiktoken and
+  margins, factor 1 for ever); requests go straight to the upstream from the simulator with the
+  server's `max_tokens` clamp and resize retry, computed from the uncalibrated estimate;
+- `chars/4`: a plain provider: counts are `ceil(len / 4)` made here; requests go straight to the
+  upstream with `max_tokens` = the model's output cap and no retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+from lsprotocol import types
+
+import benchlib
+from benchlib import LspServer
+from sim_backends import CharsCounter, DirectSender, LspChatSender, LspCounter
+from sim_conversation import ConversationGenerator
+from sim_copilot import CopilotAgent, Counter, RunLog, Sender
+from sim_upstream import Upstream
+from tokengauge.gauge import Gauge
+from tokengauge.ledger import Ledger
+from tokengauge.protocol import CHAT_PART, MODELS_CHANGED, STATUS
+from tokengauge.settings import parse_settings
+from tokengauge.upstream.http import Timeouts, make_client
+from tokengauge.upstream.openai_request import openai_tool
+
+VARIANTS: Final = ("tokengauge", "calibration-off", "chars/4")
+MODEL_ID: Final = "sim-model"
+PROVIDER_ID: Final = "sim"
+
+
+@attrs.frozen
+class Setup:
+    """What every run of a simulation shares."""
+
+    seed: int
+    turns: int
+    window: int
+    max_output_tokens: int
+    family: str
+    tool_count: int
+
+    def init_options(self, storage: Path, base_url: str) -> dict[str, Any]:
+        """The server's `initializationOptions`: one OpenAI-dialect provider on the upstream."""
+        return {
+            "storageDir": str(storage),
+            "logLevel": "warning",
+            "providers": [
+                {
+                    "id": PROVIDER_ID,
+                    "dialect": "openai",
+                    "baseUrl": f"{base_url}/v1",
+                    "discover": False,
+                }
+            ],
+            "models": [
+                {
+                    "id": MODEL_ID,
+                    "provider": PROVIDER_ID,
+                    "name": "Simulated model",
+                    "family": self.family,
+                    "contextWindow": self.window,
+                    "maxOutputTokens": self.max_output_tokens,
+                }
+            ],
+            "connectTimeout": 5,
+            "idleTimeout": 60,
+            "maxAttempts": 1,
+        }
+
+
+@attrs.frozen
+class RunResult:
+    """A finished run."""
+
+    variant: str
+    skew: float
+    turns: int
+    window: int
+    max_input_tokens: int
+    true_fixed: int
+    """The model's true cost of a request with no messages and no tools."""
+    true_tools: int
+    """... and with no messages but every tool: the share of the tools, plus `true_fixed`."""
+    log: RunLog
+    seconds: float
+
+    def true_messages(self, true_total: int, with_tools: bool) -> int:
+        """The messages' share of a request's true size."""
+        return true_total - (self.true_tools if with_tools else self.true_fixed)
+
+
+@contextlib.asynccontextmanager
+async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
+    """A fresh `python -m tokengauge`, initialized; notifications are accepted and dropped."""
+    client = benchlib.bench_client()
+    for method in (CHAT_PART, STATUS, MODELS_CHANGED, types.WINDOW_LOG_MESSAGE):
+        client.feature(method)(lambda params: None)
+    async with benchlib.spawn_server(client) as server:
+        await server.initialize(options)
+        yield server
+
+
+@contextlib.asynccontextmanager
+async def variant_parts(
+    variant: str, setup: Setup, upstream: Upstream, storage: Path
+) -> AsyncIterator[tuple[Counter, Sender, Callable[[], Awaitable[int]]]]:
+    """The counter, the sender and the `maxInputTokens` source of a variant."""
+    options = setup.init_options(storage, upstream.base_url)
+    if variant == "tokengauge":
+        async with lsp_server(options) as server:
+            counter = LspCounter(server, MODEL_ID)
+            yield counter, LspChatSender(server, MODEL_ID, upstream), counter.max_input_tokens
+        return
+    gauge = Gauge(parse_settings(options), Ledger(None))
+    model = gauge.model(MODEL_ID)
+
+    async def fixed_max_input() -> int:
+        return gauge.max_input_tokens(model)
+
+    async with make_client(Timeouts(5, 60)) as client:
+        if variant == "calibration-off":
+            async with lsp_server(options) as server:
+                sender = DirectSender(client, gauge, MODEL_ID, upstream, "tokengauge")
+                yield LspCounter(server, MODEL_ID), sender, fixed_max_input
+            return
+        if variant == "chars/4":
+            sender = DirectSender(client, gauge, MODEL_ID, upstream, "plain")
+            yield CharsCounter(), sender, fixed_max_input
+            return
+    raise ValueError(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}")
+
+
+async def run(
+    variant: str,
+    skew: float,
+    setup: Setup,
+    upstream: Upstream,
+    progress: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run every turn of the conversation once with this variant (upstream already configured)."""
+    conversation = ConversationGenerator(setup.seed, setup.tool_count)
+    empty: dict[str, Any] = {"model": MODEL_ID, "messages": []}
+    true_fixed = await upstream.true_count(empty)
+    tools = [openai_tool(tool) for tool in conversation.tools]
+    true_tools = await upstream.true_count({**empty, "tools": tools})
+    started = benchlib.now()
+    with tempfile.TemporaryDirectory(prefix="tokengauge-sim-") as tmp:
+        async with variant_parts(variant, setup, upstream, Path(tmp)) as (counter, sender, limit):
+            agent = CopilotAgent(conversation, counter, sender, limit, setup.window)
+            for index in range(setup.turns):
+                await agent.run_turn(index, conversation.turn(index))
+                if progress is not None:
+                    progress(index + 1)
+            max_input = await limit()
+    return RunResult(
+        variant=variant,
+        skew=skew,
+        turns=setup.turns,
+        window=setup.window,
+        max_input_tokens=max_input,
+        true_fixed=true_fixed,
+        true_tools=true_tools,
+        log=agent.log,
+        seconds=(benchlib.now() - started) / 1e9,
+    )
