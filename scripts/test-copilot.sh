@@ -8,7 +8,9 @@
 # TG_COPILOT_WINDOW (the model's and the upstream's context window, default 36000),
 # TG_COPILOT_SCALE (the upstream's true count of message text against cl100k_base, default 1.1),
 # TG_COPILOT_TURNS (default 10), TG_COPILOT_TIMEOUT_MS (the whole host run, default 300000),
-# TG_COPILOT_UPSTREAM_WINDOW (the upstream's window if not WINDOW: set it lower to see the suite fail).
+# TG_COPILOT_UPSTREAM_WINDOW (the upstream's window if not WINDOW: set it lower to see the suite fail),
+# TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON; the source of
+# bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh).
 # The upstream's requests end up in /tmp/tg-copilot-test.*/requests.json (printed at the end).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,8 @@ TURNS=${TG_COPILOT_TURNS:-10}
 SCALE=${TG_COPILOT_SCALE:-1.1}
 UPSTREAM_WINDOW=${TG_COPILOT_UPSTREAM_WINDOW:-$WINDOW}   # smaller than WINDOW: the suite must fail
 TIMEOUT=${TG_COPILOT_TIMEOUT_MS:-300000}
+TRACE=${TG_COPILOT_TRACE:-}
+[ -z "$TRACE" ] || TRACE=$(realpath -m "$TRACE")
 MODEL=gpt-4o
 KEY=sk-tg-copilot-test-0123456789
 
@@ -59,8 +63,8 @@ cat > "$WORK/settings.json" <<JSON
   ]
 }
 JSON
-ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_DUMP": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-    "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$UPSTREAM_WINDOW" "$TURNS" "$WORK/requests.json")
+ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_TRACE": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+    "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$UPSTREAM_WINDOW" "$TURNS" "$WORK/requests.json" "$TRACE")
 
 T0=$EPOCHREALTIME
 bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \

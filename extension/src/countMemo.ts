@@ -79,6 +79,14 @@ export class CountMemo {
         }
     }
 
+    /** Forget every count (diagnostics: the benchmark's "new session" starts from an empty memo). */
+    clear(): void {
+        this.strings.clear();
+        this.messages.clear();
+        this.scales.clear();
+        this.epoch = undefined;
+    }
+
     get size(): number {
         return this.strings.size + this.messages.size;
     }

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { Methods, Notifications, VENDOR } from './constants';
 import { CountMemo, CountResult } from './countMemo';
+import { CountRecording } from './countRecorder';
 import { TokenGaugeProvider } from './provider';
 import { PythonNotFoundError } from './python';
 import { ApiKeys } from './secrets';
@@ -23,6 +24,21 @@ export interface TokenGaugeApi {
     usage(): Promise<Record<string, unknown>>;
     /** How many `provideTokenCount` calls VS Code made since activation. */
     tokenCountCalls(): number;
+    /** For tests and the counting benchmark (bench/count_compare.sh); nothing here runs unless called. */
+    diagnostics: TokenGaugeDiagnostics;
+}
+
+export interface TokenGaugeDiagnostics {
+    /** The provider registered with VS Code (the benchmark calls its `provideTokenCount` directly). */
+    readonly provider: vscode.LanguageModelChatProvider;
+    /** Keep the inputs of the next `provideTokenCount` calls (DESIGN §3 JSON), at most `maxCalls`. */
+    startCountRecording(maxCalls?: number): void;
+    /** Stop recording and hand over the inputs kept. */
+    stopCountRecording(): CountRecording;
+    /** Entries in the extension's count memo. */
+    memoEntries(): number;
+    /** Empty the count memo (a new session's memo, before the server's warmCounts refill it). */
+    clearCountMemo(): void;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<TokenGaugeApi> {
@@ -96,5 +112,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
         statusText: () => statusBar.text,
         usage: () => server.request<Record<string, unknown>>(Methods.usage, {}),
         tokenCountCalls: () => provider.tokenCountCalls,
+        diagnostics: {
+            provider,
+            startCountRecording: (maxCalls) => provider.recorder.start(maxCalls),
+            stopCountRecording: () => provider.recorder.stop(),
+            memoEntries: () => memo.size,
+            clearCountMemo: () => memo.clear(),
+        },
     };
 }

@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { Methods } from './constants';
 import { Part, toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
+import { CountRecorder } from './countRecorder';
 import { ApiKeys } from './secrets';
 import { ServerConnection } from './server';
 
@@ -46,6 +47,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private providers = new Map<string, string>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
+    /** Diagnostics, off by default: the inputs of `provideTokenCount` (bench/count_compare.sh replays them). */
+    readonly recorder = new CountRecorder();
 
     constructor(
         private readonly server: ServerConnection,
@@ -140,7 +143,9 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         text: string | vscode.LanguageModelChatRequestMessage,
     ): Promise<number> {
         this.tokenCountCalls++;
-        return this.memo.count(model.id, toCountInput(text));
+        const input = toCountInput(text);
+        this.recorder.note(input);
+        return this.memo.count(model.id, input);
     }
 }
 

@@ -48,6 +48,17 @@ function activate() {
             const input = asMessage ? vscode.LanguageModelChatMessage.User(text) : text;
             return (await model(id)).countTokens(input);
         },
+        /** Milliseconds each countTokens call took, in order (the model is looked up once, untimed). */
+        async timeCounts(id, texts) {
+            const m = await model(id);
+            const times = [];
+            for (const text of texts) {
+                const start = performance.now();
+                await m.countTokens(text);
+                times.push(performance.now() - start);
+            }
+            return times;
+        },
         /** Send one user message; every streamed part, described. */
         async chat(id, text, options = {}) {
             const response = await (await model(id)).sendRequest(

@@ -107,3 +107,14 @@ void test('the memo stays bounded', async () => {
     }
     assert.ok(memo.size <= 10);
 });
+
+void test('a cleared memo asks the server again', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    await memo.count('m', 'hello');
+    await memo.count('m', { role: 'user', content: [] });
+    memo.clear();
+    assert.equal(memo.size, 0);
+    await memo.count('m', 'hello');
+    assert.equal(server.calls.length, 3);
+});

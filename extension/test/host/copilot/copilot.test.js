@@ -23,6 +23,9 @@ const TURNS = +(process.env.TG_COPILOT_TURNS || 10);
 const SIZES = [11000, 13500, 16000, 9000, 19000, 12000, 14500, 8000, 17500, 13000];
 const DUMP = process.env.TG_COPILOT_DUMP; // write the upstream's requests here (JSON), for diagnosis
 const TURN_TIMEOUT_MS = +(process.env.TG_COPILOT_TURN_TIMEOUT_MS || 90000);
+// Write every agent turn's provideTokenCount inputs here (JSON), for bench/count_compare.sh: the
+// extension's diagnostics.startCountRecording, already converted to DESIGN §3 JSON.
+const TRACE = process.env.TG_COPILOT_TRACE;
 
 // Copilot 0.67 summarizes two ways: in the foreground when a prompt exceeds the agent budget (a 3-message
 // request without tools), and in the background once a rendered prompt reaches 90% of maxInputTokens
@@ -216,12 +219,13 @@ describe('the real Copilot Chat drives tokengauge', function () {
     this.timeout(TURN_TIMEOUT_MS + 30000);
     const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
     const turns = [];
+    const traced = [];
+    let model;
 
     before(async function () {
         this.timeout(120000);
         assert.ok(UPSTREAM, 'TG_UPSTREAM is not set');
         assert.ok(WINDOW > 0, 'TG_COPILOT_WINDOW is not set');
-        let model;
         for (let i = 0; i < 150 && !model; i++) {
             model = (await vscode.lm.selectChatModels(selector))[0];
             if (!model) await sleep(200);
@@ -248,6 +252,7 @@ describe('the real Copilot Chat drives tokengauge', function () {
             const before = lastId(await upstreamRequests(), 0);
             const calls0 = typeof api().tokenCountCalls === 'function' ? api().tokenCountCalls() : undefined;
             const q = query(i, SIZES[i % SIZES.length]);
+            if (TRACE) api().diagnostics.startCountRecording(1_000_000);
             const t0 = Date.now();
             let result;
             try {
@@ -255,6 +260,8 @@ describe('the real Copilot Chat drives tokengauge', function () {
             } catch (error) {
                 await vscode.commands.executeCommand('workbench.action.chat.cancel').then(undefined, () => undefined);
                 throw error;
+            } finally {
+                if (TRACE) traced.push({ turn: i + 1, ...api().diagnostics.stopCountRecording() });
             }
             const ms = Date.now() - t0;
             const requests = await upstreamRequests(before);
@@ -292,6 +299,18 @@ describe('the real Copilot Chat drives tokengauge', function () {
 
     after(async () => {
         if (DUMP) require('fs').writeFileSync(DUMP, JSON.stringify(await upstreamRequests(), null, 1));
+        if (TRACE) {
+            const copilot = vscode.extensions.getExtension('GitHub.copilot-chat');
+            require('fs').writeFileSync(TRACE, JSON.stringify({
+                format: 'tokengauge-count-trace/1',
+                source: 'extension/test/host/copilot (scripts/test-copilot.sh), agent mode',
+                vscode: vscode.version,
+                copilotChat: copilot && copilot.packageJSON.version,
+                model: { id: MODEL, family: model && model.family, maxInputTokens: model && model.maxInputTokens },
+                turns: traced.map((t) => ({ ...t, summarized: (turns.find((u) => u.turn === t.turn) || {}).summarized })),
+            }));
+            console.log(`count trace: ${traced.length} turns, ${traced.map((t) => t.inputs.length).join(', ')} calls -> ${TRACE}`);
+        }
     });
 
     it('summarized, and no upstream request overflowed the window', async () => {
