@@ -11,6 +11,8 @@ status=0
 "$VENV/bin/mypy" || status=1
 npm run --silent check || status=1
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || status=1
+# The counting benchmark once, one session per counter: it fails only if counting breaks.
+TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" TG_BENCH_REPS=1 bash bench/count_compare.sh || status=1
 
 "$VENV/bin/python" -m pytest -q "$@"
 rc=$?
