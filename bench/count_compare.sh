@@ -41,6 +41,8 @@ cat > "$WORK/settings.json" <<JSON
 {
   "workbench.startupEditor": "none",
   "telemetry.telemetryLevel": "off",
+  "chat.allowAnonymousAccess": true,
+  "chat.agent.enabled": true,
   "tokenGauge.pythonPath": "$PY",
   "tokenGauge.providers": [
     {"id": "bench", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1", "discover": false}

@@ -53,6 +53,17 @@ function main(file) {
         m.trace.turns.map((t) => [t.turn, t.calls, t.strings, t.distinctStrings, t.stringChars, t.messages, t.distinctMessages,
             t.messageChars, t.summarized ? 'yes' : 'no', t.newInputs, t.callsSeenInEarlierTurns]));
 
+    const a = r.copilotActivation;
+    if (a) {
+        console.log(`\nCopilot Chat ${a.active ? 'active' : 'NOT active'} after ${a.ms.toFixed(0)} ms (chat setup on one throw-away request); ` +
+            `registered tools ${a.toolsBefore} → ${a.toolsAfter}`);
+    }
+    const k = r.companions;
+    if (k) {
+        console.log(`counted ahead with a model's first miss: ${k.strings} distinct keys and strings of the ${k.tools} tools in vscode.lm.tools; ` +
+            `${k.askedAndCompanion} of the ${k.askedStrings} distinct strings turn 1 asks are among them`);
+    }
+
     const verdicts = [];
     for (const [via, byCounter] of Object.entries(r.turns)) {
         const tg = byCounter.tokengauge;
@@ -147,7 +158,7 @@ function main(file) {
         `${fmt(v.ratio, 2)}× (${v.via})`).join(', ')} → ${worst('warm') <= TARGET ? 'met' : 'NOT met'}`);
     console.log(`    turn 2 alone: ${pick('next2')}; turn 3 alone: ${pick('next3')}`);
     console.log(`  restart turn (a later session's first turn, memo from warmCounts): ${judged('restart')}`);
-    console.log(`  cold turn (the first turn ever: empty storage and memo): ${judged('cold')}`);
+    console.log(`  cold turn (the first turn ever: empty memo, tool schemas counted ahead with the first miss): ${judged('cold')}`);
     console.log(`  same turn replayed (nothing but memo / LRU hits): ${pick('again')}`);
 }
 

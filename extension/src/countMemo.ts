@@ -3,7 +3,10 @@
  * time, so every answer the extension can give without crossing the pipe is time the user gets
  * back. Strings are memoized by their raw tokenizer count (valid across calibration: the count is
  * `ceil(raw × scale)`); messages by their final count, dropped when the server's epoch changes.
- * Calls that arrive while a request is in flight are sent together in one batch.
+ * Calls that arrive while a request is in flight are sent together in one batch. The first miss
+ * for a model also carries `companions` (strings likely to be asked next: the tools' schemas),
+ * so they are counted in that one round trip instead of one round trip each; when the companions
+ * change (a new array: tools were registered), the next miss carries the new ones.
  */
 
 export type CountInput = string | object;
@@ -26,9 +29,16 @@ interface Pending {
     reject: (error: unknown) => void;
 }
 
+/** Strings worth counting ahead of time; the same array for as long as they stay the same (called on every miss). */
+export type Companions = () => readonly string[];
+
 /** `ceil(raw × scale)` exactly as the server computes it. */
 export function scaled(raw: number, scale: number): number {
     return raw > 0 ? Math.ceil(raw * scale - 1e-9) : 0;
+}
+
+function memoKey(modelId: string, digest: string): string {
+    return `${modelId}\u0000${digest}`;
 }
 
 export class CountMemo {
@@ -37,18 +47,26 @@ export class CountMemo {
     private readonly scales = new Map<string, number>();
     private readonly queues = new Map<string, Pending[]>();
     private readonly inFlight = new Set<string>();
+    /** Per model, the companions that went (or are going) to the server since the memo was last cleared. */
+    private readonly accompanied = new Map<string, readonly string[]>();
     private epoch: number | undefined;
+
+    private readonly maxEntries: number;
+    private readonly companions: Companions;
 
     constructor(
         private readonly request: CountRequest,
         private readonly digest: Digest,
-        private readonly maxEntries = 50_000,
-    ) {}
+        options: { maxEntries?: number; companions?: Companions } = {},
+    ) {
+        this.maxEntries = options.maxEntries ?? 50_000;
+        this.companions = options.companions ?? (() => []);
+    }
 
     /** The count of one input for one model, from the memo or the server. */
     count(modelId: string, input: CountInput): Promise<number> {
         const isString = typeof input === 'string';
-        const key = `${modelId}\u0000${this.digest(isString ? input : JSON.stringify(input))}`;
+        const key = this.keyOf(modelId, isString ? input : JSON.stringify(input));
         const scale = this.scales.get(modelId);
         if (isString && scale !== undefined) {
             const raw = this.strings.get(key);
@@ -64,6 +82,10 @@ export class CountMemo {
         return new Promise((resolve, reject) => {
             const queue = this.queues.get(modelId) ?? [];
             queue.push({ input, key, resolve, reject });
+            const companions = this.companions();
+            if (this.accompanied.get(modelId) !== companions) {
+                queue.push(...this.companionsOf(modelId, companions, key));
+            }
             this.queues.set(modelId, queue);
             if (!this.inFlight.has(modelId)) {
                 void this.flush(modelId);
@@ -75,7 +97,7 @@ export class CountMemo {
     prewarm(modelId: string, entries: Iterable<[string, number]>, scale: number): void {
         this.scales.set(modelId, scale);
         for (const [sha, raw] of entries) {
-            this.remember(this.strings, `${modelId}\u0000${sha}`, raw);
+            this.remember(this.strings, memoKey(modelId, sha), raw);
         }
     }
 
@@ -84,11 +106,32 @@ export class CountMemo {
         this.strings.clear();
         this.messages.clear();
         this.scales.clear();
+        this.accompanied.clear();
         this.epoch = undefined;
     }
 
     get size(): number {
         return this.strings.size + this.messages.size;
+    }
+
+    private keyOf(modelId: string, text: string): string {
+        return memoKey(modelId, this.digest(text));
+    }
+
+    /** The model's companion strings not yet memoized (nor `askedKey`), as pending entries nobody awaits. */
+    private companionsOf(modelId: string, companions: readonly string[], askedKey: string): Pending[] {
+        this.accompanied.set(modelId, companions);
+        const retryLater = (): void => {
+            this.accompanied.delete(modelId); // the batch failed: the next miss brings them again
+        };
+        const pending = new Map<string, Pending>();
+        for (const text of companions) {
+            const key = this.keyOf(modelId, text);
+            if (key !== askedKey && !this.strings.has(key) && !pending.has(key)) {
+                pending.set(key, { input: text, key, resolve: () => undefined, reject: retryLater });
+            }
+        }
+        return [...pending.values()];
     }
 
     private async flush(modelId: string): Promise<void> {

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 
 import { registerCommands } from './commands';
 import { Methods, Notifications, VENDOR } from './constants';
-import { CountMemo, CountResult } from './countMemo';
+import { CountInput, CountMemo, CountResult } from './countMemo';
 import { CountRecording } from './countRecorder';
 import { TokenGaugeProvider } from './provider';
 import { PythonNotFoundError } from './python';
@@ -13,6 +13,7 @@ import { ApiKeys } from './secrets';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { ServerStatus, StatusBar } from './statusBar';
+import { currentToolStrings } from './toolStrings';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -39,6 +40,10 @@ export interface TokenGaugeDiagnostics {
     memoEntries(): number;
     /** Empty the count memo (a new session's memo, before the server's warmCounts refill it). */
     clearCountMemo(): void;
+    /** Ask the server for counts directly, past the memo (the benchmark's first answer of a new server). */
+    countUncached(modelId: string, inputs: string[]): Promise<CountResult>;
+    /** The strings the memo counts ahead with a model's first miss: every key and string of `vscode.lm.tools`' schemas. */
+    companionStrings(): readonly string[];
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<TokenGaugeApi> {
@@ -46,9 +51,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
     const server = new ServerConnection(context, log);
     const keys = new ApiKeys(context.secrets);
     const statusBar = new StatusBar(readSettings().statusBarEnabled);
+    const companionStrings = currentToolStrings(() => vscode.lm.tools);
+    const countRequest = (modelId: string, inputs: CountInput[]): Promise<CountResult> =>
+        server.request<CountResult>(Methods.countTokens, { modelId, inputs });
     const memo = new CountMemo(
-        (modelId, inputs) => server.request<CountResult>(Methods.countTokens, { modelId, inputs }),
+        countRequest,
         sha256,
+        // Copilot counts every key and string of the tools it sends; those it can send are registered here.
+        { companions: companionStrings },
     );
     const provider = new TokenGaugeProvider(server, keys, memo);
 
@@ -118,6 +128,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
             stopCountRecording: () => provider.recorder.stop(),
             memoEntries: () => memo.size,
             clearCountMemo: () => memo.clear(),
+            companionStrings,
+            countUncached: (modelId, inputs) => countRequest(modelId, inputs),
         },
     };
 }

@@ -101,7 +101,7 @@ void test('a failed request rejects every call of its batch, and the next call r
 
 void test('the memo stays bounded', async () => {
     const server = new FakeServer();
-    const memo = new CountMemo(server.request, sha, 10);
+    const memo = new CountMemo(server.request, sha, { maxEntries: 10 });
     for (let i = 0; i < 50; i++) {
         await memo.count('m', `s${i}`);
     }
@@ -117,4 +117,60 @@ void test('a cleared memo asks the server again', async () => {
     assert.equal(memo.size, 0);
     await memo.count('m', 'hello');
     assert.equal(server.calls.length, 3);
+});
+
+void test('the first miss for a model brings its companions in the same batch, once', async () => {
+    const server = new FakeServer();
+    const companions = ['type', 'object', 'hello', 'type'];
+    const memo = new CountMemo(server.request, sha, { companions: () => companions });
+    assert.equal(await memo.count('m', 'hello'), scaled(5, 1.05));
+    assert.deepEqual(server.calls, [['hello', 'type', 'object']]); // no duplicates, not the asked text twice
+    assert.equal(await memo.count('m', 'object'), scaled(6, 1.05));
+    assert.equal(server.calls.length, 1, 'a companion is a memo hit');
+    await memo.count('m', 'other');
+    assert.deepEqual(server.calls[1], ['other'], 'companions go once per model');
+    await memo.count('n', 'other');
+    assert.deepEqual(server.calls[2], ['other', 'type', 'object', 'hello'], 'and once for each model');
+});
+
+void test('new companions (a new array) go with the next miss, less what the memo has', async () => {
+    const server = new FakeServer();
+    let companions = ['type'];
+    const memo = new CountMemo(server.request, sha, { companions: () => companions });
+    await memo.count('m', 'hello');
+    companions = ['type', 'mcp_tool'];
+    await memo.count('m', 'hello'); // a hit: nothing is sent
+    await memo.count('m', 'other');
+    assert.deepEqual(server.calls, [['hello', 'type'], ['other', 'mcp_tool']]);
+});
+
+void test('companions already memoized are not sent again, and a cleared memo sends them again', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha, { companions: () => ['type', 'object'] });
+    memo.prewarm('m', [[sha('type'), 4]], 1.05);
+    await memo.count('m', 'hello');
+    assert.deepEqual(server.calls, [['hello', 'object']]);
+    memo.clear();
+    await memo.count('m', 'hello');
+    assert.deepEqual(server.calls[1], ['hello', 'type', 'object']);
+});
+
+void test('a failed batch brings the companions again with the next miss', async () => {
+    let fail = true;
+    const server = new FakeServer();
+    const memo = new CountMemo(
+        async (model, inputs) => {
+            if (fail) {
+                server.calls.push(inputs);
+                throw new Error('server restarting');
+            }
+            return server.request(model, inputs);
+        },
+        sha,
+        { companions: () => ['type'] },
+    );
+    await assert.rejects(memo.count('m', 'hello'), /server restarting/);
+    fail = false;
+    assert.equal(await memo.count('m', 'hello'), scaled(5, 1.05));
+    assert.deepEqual(server.calls, [['hello', 'type'], ['hello', 'type']]);
 });
