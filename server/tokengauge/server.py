@@ -37,6 +37,7 @@ from tokengauge.protocol import (
 )
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.status import Status
+from tokengauge.stdio import serve_stdio
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.wire import InvalidInput, structure, unstructure
 
@@ -244,4 +245,4 @@ def create_server() -> TokenGaugeServer:
 def serve() -> None:
     """Run the server on stdin/stdout until the client says exit."""
     configure_logging()
-    create_server().start_io()
+    serve_stdio(create_server())
