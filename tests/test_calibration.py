@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import any_text
 from tokengauge.calibration import (
     ACTUAL_MARGIN,
     FACTOR_MAX,
@@ -269,9 +270,7 @@ def test_other_errors_teach_nothing(gauge: Gauge, wire: Path, status: int, fixtu
     assert estimate_total(gauge, "gpt-4o", messages) == before
 
 
-ANY_TEXT = st.text(
-    alphabet=st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=400
-)
+ANY_TEXT = any_text(max_size=400)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

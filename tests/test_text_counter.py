@@ -9,8 +9,8 @@ import re
 import pytest
 import tiktoken
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from tests.strategies import any_text
 from tokengauge.encodings import EncodingRegistry
 from tokengauge.text_counter import TEXT_CACHE_SIZE, TextCounter, TextCounters, encoding_for_family
 
@@ -162,9 +162,7 @@ def test_lone_surrogates_are_never_under_counted(encoding: tiktoken.Encoding, te
 
 
 # `st.characters()` leaves out surrogates (category Cs) even with no exclusions: add them.
-ANY_TEXT = st.text(
-    alphabet=st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=2000
-)
+ANY_TEXT = any_text(max_size=2000)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
