@@ -38,13 +38,7 @@ class TrueTokenizer:
 
     def behavior(self, window: int) -> dict[str, Any]:
         """The `model` section of the upstream's config for a window of `window` tokens."""
-        return {
-            "encoding": self.encoding,
-            "scale": self.scale,
-            "per_message_overhead": self.per_message_overhead,
-            "per_tool_overhead": self.per_tool_overhead,
-            "fixed_overhead": self.fixed_overhead,
-            "image_tokens": self.image_tokens,
+        return attrs.asdict(self) | {
             "context_window": window,
             "check_max_tokens": True,
             "error_style": "openai",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import subprocess
@@ -37,21 +38,9 @@ COUNT = frame(
         "params": {"modelId": "gpt-4o", "inputs": ["hello world"]},
     }
 )
+SERVER = [sys.executable, "-m", "tokengauge"]
 SHUTDOWN = frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
 EXIT = frame({"jsonrpc": "2.0", "method": "exit"})
-
-
-def responses(output: bytes) -> dict[int, dict[str, object]]:
-    """The JSON-RPC responses in `output`, by id."""
-    found: dict[int, dict[str, object]] = {}
-    while output:
-        header, _, rest = output.partition(b"\r\n\r\n")
-        length = int(header.split(b"Content-Length: ")[1].split(b"\r\n")[0])
-        message = json.loads(rest[:length])
-        output = rest[length:]
-        if "id" in message and "method" not in message:
-            found[message["id"]] = message
-    return found
 
 
 def test_pipes_are_read_by_the_event_loop_and_files_are_not(tmp_path):
@@ -88,33 +77,42 @@ async def test_the_reader_gives_whole_bodies():
 
 
 def run_server(stdin: int | bytes, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-m", "tokengauge"]
     if isinstance(stdin, bytes):
-        return subprocess.run(command, input=stdin, capture_output=True, timeout=timeout)
-    return subprocess.run(command, stdin=stdin, capture_output=True, timeout=timeout)
+        return subprocess.run(SERVER, input=stdin, capture_output=True, timeout=timeout)
+    return subprocess.run(SERVER, stdin=stdin, capture_output=True, timeout=timeout)
 
 
-def read_message(stream: IO[bytes]) -> dict[str, Any]:
-    """One framed message from the server's stdout (blocking)."""
+def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
+    """One framed message from the server's stdout (blocking); None at the end of its output."""
     length = 0
     while (line := stream.readline()) not in (b"\r\n", b""):
         if line.startswith(b"Content-Length: "):
             length = int(line.split(b": ")[1])
-    return cast(dict[str, Any], json.loads(stream.read(length)))
+    return cast(dict[str, Any], json.loads(stream.read(length))) if length else None
+
+
+def responses(output: bytes) -> dict[int, dict[str, Any]]:
+    """The JSON-RPC responses in the server's whole output, by id."""
+    stream = io.BytesIO(output)
+    found: dict[int, dict[str, Any]] = {}
+    while (message := read_message(stream)) is not None:
+        if "id" in message and "method" not in message:
+            found[message["id"]] = message
+    return found
 
 
 def answer(stream: IO[bytes], request_id: int) -> dict[str, Any]:
     """Messages until the response to `request_id`."""
-    while "method" in (message := read_message(stream)) or message.get("id") != request_id:
-        pass
-    return message
+    while (message := read_message(stream)) is not None:
+        if "method" not in message and message.get("id") == request_id:
+            return message
+    raise AssertionError(f"the server's output ended before the answer to request {request_id}")
 
 
 @pytest.mark.parametrize("closing", ["shutdown and exit", "end of input"])
 def test_over_a_pipe_the_server_answers_and_ends(tmp_path, closing):
-    command = [sys.executable, "-m", "tokengauge"]
     with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as server:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.write(initialize(tmp_path) + COUNT)

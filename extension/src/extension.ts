@@ -129,7 +129,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
             memoEntries: () => memo.size,
             clearCountMemo: () => memo.clear(),
             companionStrings,
-            countUncached: (modelId, inputs) => countRequest(modelId, inputs),
+            countUncached: countRequest,
         },
     };
 }
