@@ -39,13 +39,15 @@ class Chunking:
 class ModelBehavior:
     """The deterministic "model" behind ``/chat/completions`` and ``/messages``.
 
-    True prompt tokens = ``ceil(scale * Σ(tokens(message) + per_message_overhead))
-    + Σ(tokens(JSON(tool)) + per_tool_overhead) + fixed_overhead``; see ``model.count_prompt``.
+    True prompt tokens = ``ceil(scale * Σ tokens(message)) + per_message_overhead × messages
+    + ceil(tool_scale × Σ tokens(JSON(tool))) + per_tool_overhead × tools + fixed_overhead``;
+    see ``model.count_prompt``.
     """
 
     encoding: str = "cl100k_base"
     per_message_overhead: int = 5
     scale: float = 1.0
+    tool_scale: float = 1.0
     per_tool_overhead: int = 0
     fixed_overhead: int = 3
     image_tokens: int = 85
@@ -81,6 +83,10 @@ class Reply:
     tool_name: str | None = None  # default: the first offered tool
     tool_arguments: dict[str, Any] = field(default_factory=dict)
     finish_reason: str | None = None  # override (OpenAI finish_reason / Anthropic stop_reason)
+    # Tool-call rounds scripted by the user: a turn whose user message carries
+    # ``<tg-tool-calls>[{"name": …, "arguments": {…}}, …]</tg-tool-calls>`` is answered with those
+    # calls, one per request, before the text answer (see ``model.scripted_call``).
+    scripted_calls: bool = False
 
 
 @dataclass

@@ -23,6 +23,7 @@ from tokengauge.encodings import EncodingRegistry
 
 _REGISTRY = EncodingRegistry()
 _WORD = re.compile(r"\s*\S+|\s+")
+_SCRIPT = re.compile(r"<tg-tool-calls>(.*?)</tg-tool-calls>", re.DOTALL)
 
 
 @lru_cache(maxsize=4)
@@ -38,26 +39,34 @@ def tokens(text: str, encoding_name: str = "cl100k_base") -> int:
 
 @dataclass(frozen=True)
 class PromptCount:
-    """The model's true prompt size and its parts (``per_message`` excludes the overhead)."""
+    """The model's true prompt size and its parts (``per_message`` excludes scale and overhead)."""
 
     total: int
     messages: int
     tools: int
     per_message: list[int] = field(default_factory=list)
+    overhead: int = 0
+    scale: float = 1.0
+
+    def message_tokens(self) -> list[int]:
+        """Each message's true cost, its overhead included (rounded: they add up to ±1 each)."""
+        return [round(self.scale * n) + self.overhead for n in self.per_message]
 
 
 def count_prompt(body: Mapping[str, Any], dialect: str, behavior: ModelBehavior) -> PromptCount:
     """True prompt tokens of a request body (``dialect`` "openai" or "anthropic")."""
     texts = _message_texts(body, dialect)
     per_message = [sum(_piece_tokens(p, behavior) for p in pieces) for pieces in texts]
-    raw = sum(n + behavior.per_message_overhead for n in per_message)
-    scaled = math.ceil(round(behavior.scale * raw, 6))
-    tools = sum(
-        tokens(json.dumps(_tool_schema(t)), behavior.encoding) + behavior.per_tool_overhead
-        for t in body.get("tools") or []
-        if isinstance(t, Mapping)
+    overheads = behavior.per_message_overhead * len(per_message)
+    messages = math.ceil(round(behavior.scale * sum(per_message), 6)) + overheads
+    schemas = [_tool_schema(t) for t in body.get("tools") or [] if isinstance(t, Mapping)]
+    schema_tokens = sum(tokens(json.dumps(schema), behavior.encoding) for schema in schemas)
+    tools = math.ceil(round(behavior.tool_scale * schema_tokens, 6))
+    tools += behavior.per_tool_overhead * len(schemas)
+    total = messages + tools + behavior.fixed_overhead
+    return PromptCount(
+        total, messages, tools, per_message, behavior.per_message_overhead, behavior.scale
     )
-    return PromptCount(scaled + tools + behavior.fixed_overhead, scaled, tools, per_message)
 
 
 def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
@@ -184,6 +193,10 @@ def plan_reply(
         _tool_schema(t).get("name") for t in body.get("tools") or [] if isinstance(t, Mapping)
     ]
     tool_name = (reply.tool_name or (offered[0] if offered else None)) if reply.tool_call else None
+    tool_arguments = reply.tool_arguments
+    scripted = scripted_call(body, dialect) if reply.scripted_calls else None
+    if scripted is not None and scripted[0] in offered:
+        tool_name, tool_arguments = scripted
     if not offered:
         tool_name = None
     if reply.text is not None:
@@ -192,7 +205,7 @@ def plan_reply(
         text = ""
     else:
         text = ("ok: " + last_user_text(body, dialect)[:40]) * max(reply.repeat, 1)
-    arguments = json.dumps(reply.tool_arguments, separators=(",", ":")) if tool_name else ""
+    arguments = json.dumps(tool_arguments, separators=(",", ":")) if tool_name else ""
     thinking = reply.thinking or ""
     reasoning = tokens(thinking, encoding_name)
     output = reasoning + tokens(text, encoding_name)
@@ -200,6 +213,51 @@ def plan_reply(
         output += tokens(tool_name, encoding_name) + tokens(arguments, encoding_name) + 3
     return ReplyPlan(
         text, thinking, tool_name, arguments, max(output, 1), reasoning, reply.finish_reason
+    )
+
+
+def scripted_call(body: Mapping[str, Any], dialect: str) -> tuple[str, dict[str, Any]] | None:
+    """The next tool call the turn's user message scripts, or None when all were made.
+
+    The turn's user message is the last user message that is not only tool results; its
+    ``<tg-tool-calls>`` list is answered one call per request, counting the assistant tool calls
+    made since. A later user message of another kind (a summarization instruction) ends the script.
+    """
+    messages = _messages(body, dialect)
+    turn = next(
+        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i], dialect)), None
+    )
+    if turn is None:
+        return None
+    text = "".join(p for p in _pieces(messages[turn], dialect) if isinstance(p, str))
+    found = _SCRIPT.search(text)
+    if found is None:
+        return None
+    calls = json.loads(found.group(1))
+    made = sum(1 for m in messages[turn + 1 :] if _has_tool_call(m))
+    if made >= len(calls):
+        return None
+    call = calls[made]
+    return str(call["name"]), dict(call.get("arguments") or {})
+
+
+def _is_user_turn(message: Mapping[str, Any], dialect: str) -> bool:
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if dialect != "anthropic" or not isinstance(content, Sequence) or isinstance(content, str):
+        return True
+    kinds = {p.get("type") for p in content if isinstance(p, Mapping)}
+    return kinds != {"tool_result"}
+
+
+def _has_tool_call(message: Mapping[str, Any]) -> bool:
+    if message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else []
+    return bool(message.get("tool_calls")) or any(
+        isinstance(b, Mapping) and b.get("type") == "tool_use" for b in blocks
     )
 
 

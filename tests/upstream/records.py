@@ -37,6 +37,8 @@ class RecordedRequest:
     bytes_sent: int = 0
     chunks_sent: int = 0
     prompt_tokens: int | None = None  # the model's true count (model routes)
+    prompt_tools: int | None = None  # ... of it, the tools
+    prompt_messages: list[int] | None = None  # ... and each message, its overhead included
     output_tokens: int | None = None
     scripted: bool = False
     first_byte_at: float | None = None

@@ -112,6 +112,7 @@ async def _model(
             return _json(401, unauthorized_body(dialect, presented or ""))
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total
+    record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
     model = behavior.response_model or str(body.get("model") or "test-model")
     error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
     if error is not None:

@@ -98,8 +98,8 @@ async def test_records_headers_and_body(upstream: Upstream, http: httpx.AsyncCli
 
 
 def expected_total(texts: list[str], overhead: int, scale: float, extra: int) -> int:
-    raw = sum(len(ENC.encode(t)) + overhead for t in texts)
-    return math.ceil(scale * raw) + extra
+    raw = sum(len(ENC.encode(t)) for t in texts)
+    return math.ceil(scale * raw) + overhead * len(texts) + extra
 
 
 async def test_openai_stream_shape_and_true_usage(
@@ -144,6 +144,76 @@ async def test_openai_tool_call_args_split(upstream: Upstream, http: httpx.Async
         upstream.last.prompt_tokens
         == expected_total(["Be brief.", USER], 5, 1.0, 3) + schema_tokens
     )
+
+
+async def test_tool_scale_applies_to_the_tools_json(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    model = upstream.config.model
+    model.scale, model.tool_scale, model.per_tool_overhead = 1.0, 1.45, 2
+    await http.post("/v1/chat/completions", json=chat(tools=TOOLS))
+    schema_tokens = len(ENC.encode(json.dumps(TOOLS[0]["function"])))
+    assert (
+        upstream.last.prompt_tokens
+        == expected_total(["Be brief.", USER], 5, 1.0, 3) + math.ceil(1.45 * schema_tokens) + 2
+    )
+
+
+SCRIPT = [
+    {"name": "multiply", "arguments": {"a": 6}},
+    {"name": "multiply", "arguments": {"a": 7}},
+]
+
+
+def scripted_turn(done: int, dialect: str) -> list[dict[str, Any]]:
+    """A user turn scripting SCRIPT, followed by `done` tool-call rounds in `dialect`'s shape."""
+    user = f"Multiply please.\n<tg-tool-calls>{json.dumps(SCRIPT)}</tg-tool-calls>"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+    for i in range(done):
+        if dialect == "openai":
+            call = {"id": f"c{i}", "type": "function", "function": {"name": "multiply"}}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "42"})
+        else:
+            use = {"type": "tool_use", "id": f"c{i}", "name": "multiply", "input": {}}
+            result = {"type": "tool_result", "tool_use_id": f"c{i}", "content": "42"}
+            messages.append({"role": "assistant", "content": [use]})
+            messages.append({"role": "user", "content": [result]})
+    return messages
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+async def test_scripted_tool_call_rounds(
+    upstream: Upstream, http: httpx.AsyncClient, dialect: str
+) -> None:
+    upstream.config.reply = Reply(text="done", scripted_calls=True)
+    made = []
+    for done in range(3):
+        messages = scripted_turn(done, dialect)
+        if dialect == "openai":
+            body = chat(messages=messages, tools=TOOLS)
+            response = await http.post("/v1/chat/completions", json=body)
+            pieces = [
+                c["choices"][0]["delta"].get("tool_calls", [{}])[0].get("function", {})
+                for c in json_events(response.text)
+                if c["choices"]
+            ]
+            arguments = "".join(p.get("arguments", "") for p in pieces)
+        else:
+            tools = [{"name": "multiply", "description": "d", "input_schema": {"type": "object"}}]
+            body = messages_body(messages=messages, tools=tools)
+            response = await http.post("/v1/messages", json=body)
+            arguments = "".join(
+                e.json()["delta"]["partial_json"]
+                for e in parse_sse(response.text)
+                if e.json().get("delta", {}).get("type") == "input_json_delta"
+            )
+        made.append(json.loads(arguments) if arguments else None)
+    assert made == [{"a": 6}, {"a": 7}, None]
+    # A later user message of another kind (here: a summarization instruction) ends the script.
+    messages = [*scripted_turn(0, "openai"), {"role": "user", "content": "Summarize."}]
+    response = await http.post("/v1/chat/completions", json=chat(messages=messages, tools=TOOLS))
+    assert "done" in response.text and "tool_calls" not in response.text
 
 
 async def test_anthropic_stream_shape_usage_and_tool(
