@@ -161,7 +161,7 @@ def whole_request(
             f"estimate cold · {encoding}",
             ms(statistics.median(cold)),
             f"median of {plan.cold_runs} fresh gauges; {estimate.total:,} tokens "
-            f"(raw {estimate.raw.total:,}; system {estimate.system:,}, tools {estimate.tools:,})",
+            f"(raw {estimate.raw_total:,}; system {estimate.system:,}, tools {estimate.tools:,})",
         )
         report.add(
             section,

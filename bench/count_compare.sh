@@ -29,6 +29,8 @@ TIMEOUT=${TG_BENCH_TIMEOUT_MS:-900000}
 
 bash scripts/vscode-host/setup.sh > /dev/null || { echo "vscode-host setup failed"; exit 1; }
 build=$(npm run --silent build 2>&1) || { echo "$build"; echo "build failed"; exit 1; }
+# The development extension runs its bundled server package: make it the working tree's.
+"$PY" scripts/bundle_libs.py --refresh-server || { echo "bundle refresh failed"; exit 1; }
 
 WORK=$(mktemp -d /tmp/tg-count-compare.XXXXXX)
 # The baseline's vendor must be contributed by an installed extension: a zip with its package.json.

@@ -229,6 +229,9 @@ class StampSink:
     def models_changed(self) -> None:
         pass
 
+    def calibration_changed(self, model_id: str) -> None:
+        pass
+
 
 async def direct_chat(
     runner: ChatRun, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]

@@ -116,13 +116,35 @@ def bundle(out: Path, versions: tuple[str, ...] = PYTHON_VERSIONS) -> None:
         print(f"   {folder.name} ({version}): {folder_size(folder) / 1e6:.1f} MB: {entries}")
 
 
+def refresh_server(out: Path) -> None:
+    """Replace the bundled tokengauge package with the working tree's (the libraries stay): the
+    development extension runs the bundle, and its tests must run the code being changed."""
+    common = out / "common"
+    if not common.is_dir():
+        bundle(out)
+        return
+    target = common / "tokengauge"
+    shutil.rmtree(target, ignore_errors=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "server" / "tokengauge", target, ignore=ignore)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python scripts/bundle_libs.py [--out bundled/libs] [--python 3.X ...]``."""
+    """Command line: ``python scripts/bundle_libs.py [--out bundled/libs] [--python 3.X ...]
+    [--refresh-server]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bundled" / "libs")
     parser.add_argument("--python", action="append", choices=PYTHON_VERSIONS, dest="versions")
+    parser.add_argument(
+        "--refresh-server",
+        action="store_true",
+        help="only copy the working tree's tokengauge package into an existing bundle",
+    )
     args = parser.parse_args(argv)
-    bundle(args.out.resolve(), tuple(args.versions or PYTHON_VERSIONS))
+    if args.refresh_server:
+        refresh_server(args.out.resolve())
+    else:
+        bundle(args.out.resolve(), tuple(args.versions or PYTHON_VERSIONS))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ VSIX=$REPO/tokengauge-$VERSION-linux-x64.vsix
 
 bash scripts/vscode-host/setup.sh || exit 1
 npm run --silent build || exit 1
+# The development extension runs its bundled server package: make it the working tree's.
+"$PY" scripts/bundle_libs.py --refresh-server || exit 1
 
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
 # Its listings speak Ollama's API (/api/tags, /api/show), for the discovered provider below.

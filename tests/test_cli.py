@@ -29,7 +29,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_count_table():
     result = run("count", str(SAMPLE))
     assert result.returncode == 0, result.stderr
-    for needle in ("system (+28)", "tools (2)", "#0 user", "#4 user", "maxInputTokens", "fits"):
+    needles = ("system", "tools (2)", "request overhead", "#0 user", "#4 user", "maxInputTokens")
+    for needle in (*needles, "fits"):
         assert needle in result.stdout
 
 
@@ -41,8 +42,8 @@ def test_count_json_matches_tiktoken():
     encoding = EncodingRegistry().get("o200k_base")
     first_user = request["messages"][1]["content"]
     assert report["encoding"] == "o200k_base"
-    assert report["messages"][0]["raw"] == 4 + len(encoding.encode_ordinary(first_user))
-    assert report["total"] == report["system"] + report["tools"] + sum(
+    assert report["messages"][0]["raw"] == len(encoding.encode_ordinary(first_user))
+    assert report["total"] == report["system"] + report["tools"] + report["requestOverhead"] + sum(
         m["tokens"] for m in report["messages"]
     )
     assert report["maxInputTokens"] == 128_000 - 16_384

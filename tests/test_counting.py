@@ -18,9 +18,12 @@ import tiktoken
 
 from tokengauge.counting import (
     RequestCounter,
+    TextCount,
+    ToolWalk,
     countable_parts,
     is_ephemeral,
     message_digest,
+    walk_strings,
 )
 from tokengauge.encodings import EncodingRegistry
 from tokengauge.images import WORST_CASE, ImageRule
@@ -135,7 +138,7 @@ BASE = user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "a.py"}))
             user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "b.py"})), id="arg"
         ),
         pytest.param(
-            user(TextPart("hello"), ToolCallPart("c2", "read", {"path": "a.py"})), id="id"
+            user(TextPart("hello"), ToolCallPart("c1", "grep", {"path": "a.py"})), id="name"
         ),
         pytest.param(user(ThinkingPart("hello"), BASE.content[1]), id="text-vs-thinking"),
         pytest.param(user(TextPart("hello"), BASE.content[1], TextPart("")), id="extra-part"),
@@ -144,6 +147,15 @@ BASE = user(TextPart("hello"), ToolCallPart("c1", "read", {"path": "a.py"}))
 )
 def test_digest_changes_with_content(changed: Message) -> None:
     assert message_digest(changed) != message_digest(BASE)
+
+
+def test_digest_ignores_tool_call_ids() -> None:
+    """Copilot counts a message with its internal call id (`…__vscode-N`) and sends it without."""
+    counted = user(
+        ToolCallPart("call_1__vscode-17", "read", {}), ToolResultPart("call_1__vscode-17", [])
+    )
+    sent = user(ToolCallPart("call_1", "read", {}), ToolResultPart("call_1", []))
+    assert message_digest(counted) == message_digest(sent)
 
 
 def test_countable_parts_drops_ephemeral_everywhere() -> None:
@@ -276,7 +288,7 @@ def test_part(
     part: Part,
     expected: Callable[[tiktoken.Encoding], int],
 ) -> None:
-    assert counter.part(part) == expected(enc)
+    assert counter.part(part).total == expected(enc)
 
 
 @pytest.mark.parametrize(
@@ -291,7 +303,7 @@ def test_image_part_follows_the_rule(
     enc: tiktoken.Encoding, rule: ImageRule, expected: int
 ) -> None:
     counter = RequestCounter(TextCounter(enc), rule)
-    assert counter.part(DataPart("image/png", PNG_1024)) == expected
+    assert counter.part(DataPart("image/png", PNG_1024)).total == expected
 
 
 def test_part_rejects_non_parts(counter: RequestCounter) -> None:
@@ -302,7 +314,8 @@ def test_part_rejects_non_parts(counter: RequestCounter) -> None:
 # --- messages -----------------------------------------------------------------------------------
 
 
-def test_message_is_4_plus_name_plus_parts(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+def test_message_is_name_plus_parts(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    """A message's raw count has no structural overhead: calibration learns the API's."""
     message = Message(
         role="assistant",
         name="helper_bot",
@@ -314,34 +327,33 @@ def test_message_is_4_plus_name_plus_parts(counter: RequestCounter, enc: tiktoke
         ],
     )
     expected = (
-        4
-        + n(enc, "helper_bot")
+        n(enc, "helper_bot")
         + n(enc, "I'll read the file.")
         + n(enc, "The user wants a.py")
         + n(enc, "read_file")
         + n(enc, json.dumps({"path": "src/a.py"}, ensure_ascii=False))
     )
-    assert counter.message(message) == expected
+    assert counter.message(message) == TextCount(expected, 0)
 
 
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        pytest.param(Message(role="user"), lambda e: 4, id="empty"),
-        pytest.param(Message(role="user", name=""), lambda e: 4, id="empty-name"),
+        pytest.param(Message(role="user"), lambda e: 0, id="empty"),
+        pytest.param(Message(role="user", name=""), lambda e: 0, id="empty-name"),
         pytest.param(
             Message(role="user", content=[DataPart("usage", USAGE_JSON)]),
-            lambda e: 4,
+            lambda e: 0,
             id="only-ephemeral",
         ),
         pytest.param(
             Message(role="system", content=[TextPart("You are terse.")]),
-            lambda e: 4 + n(e, "You are terse."),
+            lambda e: n(e, "You are terse."),
             id="system-text",
         ),
         pytest.param(
             Message(role="user", content=[TextPart("a"), TextPart("b")]),
-            lambda e: 4 + n(e, "a") + n(e, "b"),
+            lambda e: n(e, "a") + n(e, "b"),
             id="parts-counted-separately",
         ),
     ],
@@ -352,7 +364,42 @@ def test_message_table(
     message: Message,
     expected: Callable[[tiktoken.Encoding], int],
 ) -> None:
-    assert counter.message(message) == expected(enc)
+    assert counter.message(message).total == expected(enc)
+
+
+# --- CJK text -----------------------------------------------------------------------------------
+
+CJK = "请审阅这份中文事故报告，并指出最早出现的问题。"
+
+
+@pytest.mark.parametrize(
+    ("text", "share"),
+    [
+        pytest.param("plain ASCII text, no CJK at all", "none", id="ascii"),
+        pytest.param("café naïve – accents are not CJK", "none", id="latin"),
+        pytest.param(CJK, "all", id="chinese"),
+        pytest.param("ひらがなとカタカナ、한국어도", "all", id="kana-hangul"),
+        pytest.param(f"def f():\n    # {CJK}\n    return 1\n", "some", id="code-with-cjk"),
+    ],
+)
+def test_cjk_share(counter: RequestCounter, enc: tiktoken.Encoding, text: str, share: str) -> None:
+    count = counter.string(text)
+    assert count.total == n(enc, text)
+    if share == "none":
+        assert count.cjk == 0
+    elif share == "all":
+        assert count.cjk == pytest.approx(count.total, abs=1)
+    else:
+        assert 0 < count.cjk < count.total
+    assert count.other == count.total - count.cjk >= 0
+
+
+def test_cjk_share_adds_up_over_parts(counter: RequestCounter) -> None:
+    message = Message(role="user", content=[TextPart(CJK), TextPart("and some English")])
+    parts = [counter.part(part) for part in message.content]
+    assert counter.message(message) == TextCount(
+        sum(p.total for p in parts), sum(p.cjk for p in parts)
+    )
 
 
 # --- tools --------------------------------------------------------------------------------------
@@ -363,46 +410,72 @@ READ_SCHEMA = {
     "required": ["path"],
 }
 GREP_SCHEMA = {"type": "object", "properties": {"pattern": {"type": "string"}}}
+TOOLS = [
+    Tool("read_file", "Read a file from the workspace. Lit un fichier.", READ_SCHEMA),
+    Tool("grep", "Search text", GREP_SCHEMA),
+    Tool("noop", "", {}),
+]
 
 
-def gcmp(enc: tiktoken.Encoding, tools: list[tuple[str, str, Any]]) -> int:
-    body = sum(
-        8 + n(enc, name) + n(enc, description) + n(enc, json.dumps(schema, ensure_ascii=False))
-        for name, description, schema in tools
+def test_tools_json_and_copilot_walk(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    walk = counter.tools(TOOLS)
+    assert walk.tools == 3
+    assert walk.json == sum(
+        n(
+            enc,
+            json.dumps(
+                {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                ensure_ascii=False,
+            ),
+        )
+        for t in TOOLS
     )
-    return math.ceil((16 + body) * 1.1)
+    strings = [s for tool in TOOLS for s in walk_strings(tool)]
+    assert walk.raws == tuple(n(enc, s) for s in strings)
 
 
-def test_tools_gcmp_formula(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
-    tools = [
-        ("read_file", "Read a file from the workspace. Lit un fichier.", READ_SCHEMA),
-        ("grep", "Search text", GREP_SCHEMA),
-        ("noop", "", {}),
+def test_walk_strings_as_copilot_walks_them() -> None:
+    """Keys and string values, in order; falsy values skipped (JavaScript's falsiness: objects and
+    arrays are truthy even when empty); arrays keyed by index."""
+    tool = Tool(
+        "grep",
+        "Search text",
+        {
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "default": "", "minLength": 0}},
+            "required": ["pattern"],
+            "additionalProperties": False,
+            "examples": [],
+        },
+    )
+    assert list(walk_strings(tool)) == [
+        "name",
+        "grep",
+        "description",
+        "Search text",
+        "parameters",
+        "type",
+        "object",
+        "properties",
+        "pattern",
+        "type",
+        "string",
+        "required",
+        "0",
+        "pattern",
+        "examples",
     ]
-    given = [Tool(name, description, schema) for name, description, schema in tools]
-    assert counter.tools(given) == gcmp(enc, tools)
-
-
-def test_one_tool(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
-    tool = Tool("grep", "Search text", GREP_SCHEMA)
-    assert counter.tools([tool]) == gcmp(enc, [("grep", "Search text", GREP_SCHEMA)])
-    assert counter.tools([tool]) > 16
+    assert list(walk_strings(Tool("noop", "", None))) == ["name", "noop"]
 
 
 def test_no_tools_cost_nothing(counter: RequestCounter) -> None:
-    assert counter.tools([]) == 0
-
-
-def test_each_tool_adds_at_least_its_overhead(counter: RequestCounter) -> None:
-    one = counter.tools([Tool("a", "", {})])
-    two = counter.tools([Tool("a", "", {}), Tool("b", "", {})])
-    assert two - one >= 8
+    assert counter.tools([]) == ToolWalk()
 
 
 # --- whole requests -----------------------------------------------------------------------------
 
 
-def test_request_splits_system_tools_and_messages(
+def test_request_counts_every_message_and_the_tools(
     counter: RequestCounter, enc: tiktoken.Encoding
 ) -> None:
     system = Message(role="system", content=[TextPart("You are a careful assistant.")])
@@ -411,39 +484,26 @@ def test_request_splits_system_tools_and_messages(
     third = Message(role="user", content=[ToolResultPart("c1", [TextPart("print('hi')")])])
     tool = Tool("read_file", "Read a file.", READ_SCHEMA)
 
-    raw = counter.request([system, first, second, third], [tool])
+    request = counter.request([system, first, second, third], [tool])
 
-    assert raw.system == 28 + 4 + n(enc, "You are a careful assistant.")
-    assert raw.tools == gcmp(enc, [("read_file", "Read a file.", READ_SCHEMA)])
-    assert raw.messages == (
-        4 + n(enc, "Read a.py"),
-        4 + n(enc, "read_file") + n(enc, json.dumps({"path": "a.py"})),
-        4 + n(enc, "print('hi')"),
-    )
-    assert raw.digests == tuple(message_digest(m) for m in (first, second, third))
-    assert raw.total == raw.system + raw.tools + sum(raw.messages)
-
-
-def test_request_several_system_messages_share_one_overhead(
-    counter: RequestCounter, enc: tiktoken.Encoding
-) -> None:
-    a = Message(role="system", content=[TextPart("Rule one.")])
-    b = Message(role="system", content=[TextPart("Rule two.")])
-    middle = Message(role="user", content=[TextPart("hi")])
-    raw = counter.request([a, middle, b], [])
-    assert raw.system == 28 + (4 + n(enc, "Rule one.")) + (4 + n(enc, "Rule two."))
-    assert raw.messages == (4 + n(enc, "hi"),)
-    assert raw.digests == (message_digest(middle),)
-
-
-def test_request_without_system_or_tools(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
-    message = Message(role="user", content=[TextPart("hi")])
-    raw = counter.request([message], [])
-    assert raw.system == 0
-    assert raw.tools == 0
-    assert raw.total == 4 + n(enc, "hi")
+    assert [m.total for m in request.messages] == [
+        n(enc, "You are a careful assistant."),
+        n(enc, "Read a.py"),
+        n(enc, "read_file") + n(enc, json.dumps({"path": "a.py"})),
+        n(enc, "print('hi')"),
+    ]
+    assert request.roles == ("system", "user", "assistant", "user")
+    assert request.digests == tuple(message_digest(m) for m in (system, first, second, third))
+    assert request.walk == counter.tools([tool])
+    assert request.tools == request.walk.json
+    assert request.text.total == sum(m.total for m in request.messages)
 
 
 def test_empty_request(counter: RequestCounter) -> None:
-    raw = counter.request([], [])
-    assert (raw.system, raw.tools, raw.messages, raw.digests, raw.total) == (0, 0, (), (), 0)
+    request = counter.request([], [])
+    assert (request.messages, request.digests, request.tools, request.text) == (
+        (),
+        (),
+        0,
+        TextCount(),
+    )

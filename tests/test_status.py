@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokengauge.calibration import MessageEstimate, RequestEstimate
-from tokengauge.counting import RawRequestCount
+from tokengauge.counting import RequestFeatures, TextCount, ToolWalk
 from tokengauge.status import Status, compact, render_status, severity_for
 
 
@@ -92,19 +92,29 @@ def test_tooltip_without_estimate() -> None:
     assert "| input budget | 120,000 |" in tooltip
     assert "| system |" not in tooltip
     assert "| output |" not in tooltip
-    assert "correction factor" not in tooltip
+    assert "API ÷ tiktoken" not in tooltip
 
 
 def test_tooltip_rows_per_category() -> None:
     messages = (
-        MessageEstimate(tokens=1_200, raw=1_150, source="actual"),
-        MessageEstimate(tokens=30_500, raw=29_000, source="estimate"),
-        MessageEstimate(tokens=2_345, raw=2_300, source="actual"),
+        MessageEstimate(tokens=3_150, source="estimate"),
+        MessageEstimate(tokens=1_200, source="actual", actual=1_176),
+        MessageEstimate(tokens=30_500, source="estimate"),
+        MessageEstimate(tokens=2_345, source="actual", actual=2_299),
     )
-    raw = RawRequestCount(system=3_000, tools=5_000, messages=(1_150, 29_000, 2_300), digests=())
-    estimate = RequestEstimate(system=3_150, tools=5_250, messages=messages, raw=raw, factor=1.0412)
+    counts = (TextCount(3_000), TextCount(1_150), TextCount(29_000, 120), TextCount(2_300))
+    features = RequestFeatures(
+        messages=counts,
+        roles=("system", "user", "assistant", "user"),
+        digests=("a", "b", "c", "d"),
+        walk=ToolWalk(tools=3, json=5_000),
+    )
+    ratios = {"text": 1.0412, "cjk": 0.75, "tools": 1.1, "message": 4.2, "fixed": 3.0}
+    estimate = RequestEstimate(
+        tools=5_250, fixed=3, messages=messages, features=features, ratios=ratios
+    )
     message_total = 1_200 + 30_500 + 2_345
-    total = 3_150 + 5_250 + message_total
+    total = 3_150 + 5_250 + 3 + message_total
 
     status = render_status("Claude Sonnet 4.5", 41_234, 120_000, estimate, output_tokens=812)
     tooltip = status.tooltip
@@ -118,7 +128,9 @@ def test_tooltip_rows_per_category() -> None:
     assert "| **input (API)** | **41,234** |" in lines
     assert "| output | 812 |" in lines
     assert "| input budget | 120,000 |" in lines
-    assert "| correction factor | 1.041 |" in lines
+    assert "| request overhead | 3 |" in lines
+    assert "| API ÷ tiktoken: text, CJK, tools | 1.041, 0.750, 1.100 |" in lines
+    assert "| overhead per message, per request | 4.2, 3.0 |" in lines
     # A well-formed markdown table: a header, its separator, then only table rows.
     table = lines[lines.index("| | tokens |") :]
     assert table[1] == "|---|---:|"

@@ -16,6 +16,7 @@ export const Notifications = {
     chatPart: 'tokenGauge/chatPart',
     status: 'tokenGauge/status',
     modelsChanged: 'tokenGauge/modelsChanged',
+    calibration: 'tokenGauge/calibration',
 } as const;
 
 export const Commands = {

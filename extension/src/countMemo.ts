@@ -1,21 +1,34 @@
 /**
  * Memo and batching for token counts: Copilot asks ~4,900 times per agent turn, one call at a
  * time, so every answer the extension can give without crossing the pipe is time the user gets
- * back. Strings are memoized by their raw tokenizer count (valid across calibration: the count is
- * `ceil(raw × scale)`); messages by their final count, dropped when the server's epoch changes.
- * Calls that arrive while a request is in flight are sent together in one batch. The first miss
- * for a model also carries `companions` (strings likely to be asked next: the tools' schemas),
- * so they are counted in that one round trip instead of one round trip each; when the companions
- * change (a new array: tools were registered), the next miss carries the new ones.
+ * back. Strings are memoized by their raw tokenizer counts (total and CJK share), valid across
+ * calibration: a string of text counts `ceil((raw − cjk) × text + cjk × cjk)`, a tool-schema string
+ * `ceil(raw × tools)`, with the model's current scales (the server pushes new scales as soon as a
+ * response or an error changed them). Tool-schema strings are those of the registered tools and of
+ * the tools of the last chat requests: Copilot sums them by its own formula, and their scale makes
+ * that sum land on the tools' true cost. Messages are memoized by their final count, dropped when
+ * the server's epoch changes. Calls that arrive while a request is in flight are sent together in
+ * one batch. The first miss for a model also carries `companions` (strings likely to be asked
+ * next: the tools' schemas), so they are counted in that one round trip instead of one round trip
+ * each; when the companions change (a new array: tools were registered), the next miss carries
+ * the new ones.
  */
 
 export type CountInput = string | object;
 
+/** The multipliers of raw string counts (`tokenGauge/countTokens`, `tokenGauge/calibration`). */
+export interface Scales {
+    text: number;
+    cjk: number;
+    tools: number;
+}
+
 export interface CountResult {
     tokens: number[];
     raw: number[];
+    cjk: number[];
     epoch: number;
-    scale: number;
+    scales: Scales;
 }
 
 export type CountRequest = (modelId: string, inputs: CountInput[]) => Promise<CountResult>;
@@ -29,12 +42,28 @@ interface Pending {
     reject: (error: unknown) => void;
 }
 
+/** A string's raw counts: all tokens, and how many of them are CJK text. */
+type Raw = readonly [total: number, cjk: number];
+
 /** Strings worth counting ahead of time; the same array for as long as they stay the same (called on every miss). */
 export type Companions = () => readonly string[];
 
+const EPSILON = 1e-9;
+
 /** `ceil(raw × scale)` exactly as the server computes it. */
 export function scaled(raw: number, scale: number): number {
-    return raw > 0 ? Math.ceil(raw * scale - 1e-9) : 0;
+    return raw > 0 ? Math.ceil(raw * scale - EPSILON) : 0;
+}
+
+/** A string's count from its raw counts, exactly as the server computes it. */
+export function stringTokens([total, cjk]: Raw, scales: Scales, tool: boolean): number {
+    if (total <= 0) {
+        return 0;
+    }
+    if (tool) {
+        return scaled(total, scales.tools);
+    }
+    return Math.ceil((total - cjk) * scales.text + cjk * scales.cjk - EPSILON);
 }
 
 function memoKey(modelId: string, digest: string): string {
@@ -42,13 +71,15 @@ function memoKey(modelId: string, digest: string): string {
 }
 
 export class CountMemo {
-    private readonly strings = new Map<string, number>();
+    private readonly strings = new Map<string, Raw>();
     private readonly messages = new Map<string, number>();
-    private readonly scales = new Map<string, number>();
+    private readonly scales = new Map<string, Scales>();
     private readonly queues = new Map<string, Pending[]>();
     private readonly inFlight = new Set<string>();
     /** Per model, the companions that went (or are going) to the server since the memo was last cleared. */
     private readonly accompanied = new Map<string, readonly string[]>();
+    /** Digests of tool-schema strings: the companions seen, and the tools of chat requests. */
+    private readonly toolStrings = new Set<string>();
     private epoch: number | undefined;
 
     private readonly maxEntries: number;
@@ -66,12 +97,13 @@ export class CountMemo {
     /** The count of one input for one model, from the memo or the server. */
     count(modelId: string, input: CountInput): Promise<number> {
         const isString = typeof input === 'string';
-        const key = this.keyOf(modelId, isString ? input : JSON.stringify(input));
-        const scale = this.scales.get(modelId);
-        if (isString && scale !== undefined) {
+        const digest = this.digest(isString ? input : JSON.stringify(input));
+        const key = memoKey(modelId, digest);
+        const scales = this.scales.get(modelId);
+        if (isString && scales !== undefined) {
             const raw = this.strings.get(key);
             if (raw !== undefined) {
-                return Promise.resolve(scaled(raw, scale));
+                return Promise.resolve(stringTokens(raw, scales, this.toolStrings.has(digest)));
             }
         } else if (!isString) {
             const tokens = this.messages.get(key);
@@ -93,11 +125,24 @@ export class CountMemo {
         });
     }
 
-    /** Fill the memo with raw string counts the server kept from earlier sessions. */
-    prewarm(modelId: string, entries: Iterable<[string, number]>, scale: number): void {
-        this.scales.set(modelId, scale);
+    /** Fill the memo with raw string counts the server kept from earlier sessions (no CJK text). */
+    prewarm(modelId: string, entries: Iterable<[string, number]>, scales: Scales): void {
+        this.scales.set(modelId, scales);
         for (const [sha, raw] of entries) {
-            this.remember(this.strings, memoKey(modelId, sha), raw);
+            this.remember(this.strings, memoKey(modelId, sha), [raw, 0]);
+        }
+    }
+
+    /** The server's calibration changed: the model's new scales, and the epoch (messages go stale). */
+    calibrate(modelId: string, scales: Scales, epoch: number): void {
+        this.scales.set(modelId, scales);
+        this.observeEpoch(epoch);
+    }
+
+    /** Count these strings with the tool scale from now on (the tools of a chat request). */
+    addToolStrings(strings: Iterable<string>): void {
+        for (const text of strings) {
+            this.toolStrings.add(this.digest(text));
         }
     }
 
@@ -114,19 +159,16 @@ export class CountMemo {
         return this.strings.size + this.messages.size;
     }
 
-    private keyOf(modelId: string, text: string): string {
-        return memoKey(modelId, this.digest(text));
-    }
-
     /** The model's companion strings not yet memoized (nor `askedKey`), as pending entries nobody awaits. */
     private companionsOf(modelId: string, companions: readonly string[], askedKey: string): Pending[] {
         this.accompanied.set(modelId, companions);
+        this.addToolStrings(companions);
         const retryLater = (): void => {
             this.accompanied.delete(modelId); // the batch failed: the next miss brings them again
         };
         const pending = new Map<string, Pending>();
         for (const text of companions) {
-            const key = this.keyOf(modelId, text);
+            const key = memoKey(modelId, this.digest(text));
             if (key !== askedKey && !this.strings.has(key) && !pending.has(key)) {
                 pending.set(key, { input: text, key, resolve: () => undefined, reject: retryLater });
             }
@@ -154,12 +196,17 @@ export class CountMemo {
         try {
             const result = await this.request(modelId, batch.map((p) => p.input));
             this.observeEpoch(result.epoch);
-            this.scales.set(modelId, result.scale);
+            this.scales.set(modelId, result.scales);
             batch.forEach((pending, i) => {
-                const map = typeof pending.input === 'string' ? this.strings : this.messages;
-                const value = typeof pending.input === 'string' ? result.raw[i] : result.tokens[i];
-                this.remember(map, pending.key, value);
-                pending.resolve(result.tokens[i]);
+                if (typeof pending.input === 'string') {
+                    const raw: Raw = [result.raw[i], result.cjk[i]];
+                    this.remember(this.strings, pending.key, raw);
+                    const tool = this.toolStrings.has(this.digest(pending.input));
+                    pending.resolve(stringTokens(raw, result.scales, tool));
+                } else {
+                    this.remember(this.messages, pending.key, result.tokens[i]);
+                    pending.resolve(result.tokens[i]);
+                }
             });
         } catch (error) {
             batch.forEach((pending) => pending.reject(error));
@@ -173,7 +220,7 @@ export class CountMemo {
         this.epoch = epoch;
     }
 
-    private remember(map: Map<string, number>, key: string, value: number): void {
+    private remember<V>(map: Map<string, V>, key: string, value: V): void {
         if (map.size >= this.maxEntries) {
             const oldest = map.keys().next();
             if (!oldest.done) {

@@ -65,6 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
     server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
     server.onNotification(Notifications.status, (params) => statusBar.update(params as ServerStatus));
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
+    server.onNotification(Notifications.calibration, (params) => provider.onCalibration(params));
 
     // List the providers' models (a local Ollama needs no key); failures only cost the listing.
     const discover = (): void => {

@@ -8,10 +8,11 @@ import * as vscode from 'vscode';
 
 import { Methods } from './constants';
 import { Part, toCountInput, toMessage, toTool } from './convert';
-import { CountMemo } from './countMemo';
+import { CountMemo, Scales } from './countMemo';
 import { CountRecorder } from './countRecorder';
 import { ApiKeys } from './secrets';
 import { ServerConnection } from './server';
+import { toolSchemaStrings } from './toolStrings';
 
 interface ModelInfo {
     id: string;
@@ -24,12 +25,20 @@ interface ModelInfo {
     capabilities: { toolCalling: boolean; imageInput: boolean };
     tooltip: string;
     detail: string;
+    isByok: boolean;
+}
+
+/** A model's scales, and with `tokenGauge/calibration` the epoch they belong to. */
+export interface ModelScales {
+    modelId: string;
+    scales: Scales;
+    epoch?: number | null;
 }
 
 interface WarmCounts {
     entries: { modelId: string; sha256: string; raw: number; tokens: number }[];
     epoch: number;
-    scales: { modelId: string; scale: number }[];
+    scales: ModelScales[];
 }
 
 /** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not. */
@@ -67,11 +76,19 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         const warm = await this.server.request<WarmCounts>(Methods.warmCounts, {
             modelIds: models.map((m) => m.id),
         });
-        for (const { modelId, scale } of warm.scales) {
+        for (const { modelId, scales } of warm.scales) {
             const entries = warm.entries.filter((e) => e.modelId === modelId);
-            this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scale);
+            this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scales);
         }
         return warm.entries.length;
+    }
+
+    /** `tokenGauge/calibration`: a model's scales changed; counts follow at once. */
+    onCalibration(params: unknown): void {
+        const { modelId, scales, epoch } = params as ModelScales;
+        if (typeof epoch === 'number') {
+            this.memo.calibrate(modelId, scales, epoch);
+        }
     }
 
     /**
@@ -105,6 +122,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             tooltip: m.tooltip,
             detail: m.detail,
             capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
+            // Not in the 1.104 typings; VS Code 1.139 reads it (the user's own key and API).
+            isBYOK: m.isByok,
         }));
     }
 
@@ -119,14 +138,19 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         const providerId = this.providers.get(model.id);
         const apiKey = providerId ? await this.keys.get(providerId) : undefined;
         this.listeners.set(requestId, (part) => report(progress, part));
+        const converted = messages.map(toMessage);
+        const tools = (options.tools ?? []).map(toTool);
+        this.recorder.chat(converted, tools);
+        // Copilot counts the strings of exactly these tools (its names for them, too).
+        this.memo.addToolStrings(toolSchemaStrings(options.tools ?? []));
         try {
             await this.server.request(
                 Methods.chat,
                 {
                     requestId,
                     modelId: model.id,
-                    messages: messages.map(toMessage),
-                    tools: (options.tools ?? []).map(toTool),
+                    messages: converted,
+                    tools,
                     toolMode: options.toolMode,
                     modelOptions: options.modelOptions ?? {},
                     credentials: { apiKey: apiKey ?? null },
@@ -144,8 +168,10 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     ): Promise<number> {
         this.tokenCountCalls++;
         const input = toCountInput(text);
-        this.recorder.note(input);
-        return this.memo.count(model.id, input);
+        const answered = this.recorder.note(input);
+        const count = this.memo.count(model.id, input);
+        void count.then(answered, () => undefined);
+        return count;
     }
 }
 

@@ -15,6 +15,8 @@ DEFAULT_RESERVED_OUTPUT_CAP: Final = 16_384
 RESERVED_WINDOW_SHARE: Final = 4
 """Never reserve more than a quarter of a small window."""
 MIN_SAFETY: Final = 128
+OUTPUT_FLOOR_CAP: Final = 4096
+"""The output a request must always have room for: min(reserved output, 4,096)."""
 
 
 def effective_window(model: ModelSpec, learned_limit: int | None) -> int:
@@ -56,3 +58,14 @@ def clamp_max_tokens(
     room = window - input_tokens - safety_tokens(window)
     cap = model.max_output_tokens if requested is None else min(requested, model.max_output_tokens)
     return max(1, min(cap, room))
+
+
+def output_floor(model: ModelSpec, learned_limit: int | None = None) -> int:
+    """The least useful room for output: min(reserved output, 4,096), at least 1."""
+    return max(1, min(reserved_output(model, learned_limit), OUTPUT_FLOOR_CAP))
+
+
+def input_target(model: ModelSpec, learned_limit: int | None) -> int:
+    """The most input a request may carry and still leave the output floor and the safety."""
+    window = effective_window(model, learned_limit)
+    return max(1, window - output_floor(model, learned_limit) - safety_tokens(window))

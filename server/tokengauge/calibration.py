@@ -1,35 +1,55 @@
 """Estimates with margins, and learning from what the API reports (DESIGN §4).
 
-Sources, best first: the API's own count for a message digest (+2%); the tiktoken count scaled by
-+5% and the model's correction factor; the character fallback inside `TextCounter` (+10%).
-Every usage report is spread over the request's messages and stored per digest, and nudges the
-factor (`f = 0.7 f + 0.3 actual/raw`); every overflow error raises the factor and may lower the
-model's learned limit. The `epoch` changes whenever a count could change.
+Each model has a `ComponentFit`: the ratios of the API's count to ours for non-CJK text, CJK text
+and the tools' JSON, and the API's overhead per message and per request, learned from every usage
+report and every overflow error. A message the API has already counted (by digest) is estimated
+from that actual (+2%); any other text from the fit, with a margin of `SIGMAS` standard
+deviations of the fit's own uncertainty (wide for a new model, narrow once the API has spoken).
+
+Actuals come from differences: the API's count minus what the fit predicts for the tools and the
+request overhead, minus the actuals already stored for the request's other messages, is spread
+over the messages it has not counted before. In a conversation that is the new messages alone,
+so each message ends up with what the API really charged for it. A report that does not fit the
+stored actuals (they went stale) spreads the whole count again; one that fits nothing is ignored.
+The `epoch` changes whenever a count could change.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Final, Literal
 
 import attrs
 
-from tokengauge.counting import RawRequestCount, RequestCounter
+from tokengauge.component_fit import (
+    APPROXIMATE,
+    COMPONENTS,
+    EXACT,
+    ComponentFit,
+    Prior,
+    features,
+)
+from tokengauge.counting import RequestCounter, RequestFeatures, TextCount, ToolWalk
 from tokengauge.ledger import Ledger
 from tokengauge.models import ModelSpec
 from tokengauge.overflow import ErrorKind, ParsedError
+from tokengauge.scales import Scales, tool_scale
 from tokengauge.wire import Message, Tool
 
 log = logging.getLogger(__name__)
 
 ACTUAL_MARGIN: Final = 1.02
-ESTIMATE_MARGIN: Final = 1.05
-FACTOR_MIN: Final = 0.5
-FACTOR_MAX: Final = 3.0
-FACTOR_WEIGHT_NEW: Final = 0.3
+SIGMAS: Final = 1.5
+"""Estimates are the fit's mean plus this many standard deviations."""
+SPREAD_RANGE: Final = (0.5, 2.0)
+"""A spread that gives messages less than half or more than twice their prediction is odd."""
+OVERFLOW_MARGIN: Final = 1.05
+EXACT_FAMILIES: Final = re.compile(r"^(gpt-(3\.5|4|5)|o\d|chatgpt-4o)", re.I)
+"""Families whose API counts text with the very encoding tokengauge uses for them."""
 _EPSILON: Final = 1e-9
 
 Source = Literal["actual", "estimate"]
@@ -38,11 +58,6 @@ Source = Literal["actual", "estimate"]
 def scaled(raw: int, scale: float) -> int:
     """`ceil(raw × scale)`, immune to float noise such as 100 × 1.05 = 105.00000000000001."""
     return math.ceil(raw * scale - _EPSILON) if raw > 0 else 0
-
-
-def clamp_factor(factor: float) -> float:
-    """Keep a correction factor within [0.5, 3]."""
-    return min(FACTOR_MAX, max(FACTOR_MIN, factor))
 
 
 def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
@@ -74,27 +89,40 @@ class Usage:
 
 @attrs.frozen
 class MessageEstimate:
-    """One message's count and where it came from."""
+    """One message's count (true size), where it came from, and the stored actual if any."""
 
     tokens: int
-    raw: int
     source: Source
+    actual: int | None = None
 
 
 @attrs.frozen
 class RequestEstimate:
-    """The count of a whole request, by category."""
+    """The count of a whole request, by category; `messages` includes the system prompt."""
 
-    system: int
     tools: int
+    fixed: int
     messages: tuple[MessageEstimate, ...]
-    raw: RawRequestCount
-    factor: float
+    features: RequestFeatures
+    ratios: dict[str, float]
 
     @property
     def total(self) -> int:
         """Everything together."""
-        return self.system + self.tools + sum(m.tokens for m in self.messages)
+        return self.tools + self.fixed + sum(m.tokens for m in self.messages)
+
+    @property
+    def system(self) -> int:
+        """The system prompt's messages."""
+        roles = self.features.roles
+        return sum(
+            m.tokens for m, role in zip(self.messages, roles, strict=True) if role == "system"
+        )
+
+    @property
+    def raw_total(self) -> int:
+        """Our raw tiktoken count of the messages and the tools' JSON."""
+        return self.features.text.total + self.features.tools
 
     @property
     def actual_messages(self) -> int:
@@ -102,43 +130,94 @@ class RequestEstimate:
         return sum(1 for m in self.messages if m.source == "actual")
 
 
+def message_features(count: TextCount) -> tuple[float, ...]:
+    """The fit's features of one message."""
+    return features(count.other, count.cjk, 0, 1, 0)
+
+
+def request_features(request: RequestFeatures) -> tuple[float, ...]:
+    """The fit's features of a whole request."""
+    text = request.text
+    return features(text.other, text.cjk, request.tools, len(request.messages), 1)
+
+
+def tokens(coefficients: Sequence[float], x: Sequence[float]) -> int:
+    """A count from coefficients and features, as a whole number of tokens."""
+    value = sum(c * v for c, v in zip(coefficients, x, strict=True))
+    return max(0, math.ceil(value - _EPSILON))
+
+
 class Calibration:
-    """Correction factors, cached actuals and learned limits, over one ledger."""
+    """Component fits, stored actuals and learned limits, over one ledger."""
 
     def __init__(self, ledger: Ledger, clock: Callable[[], float] = time.time) -> None:
         self.ledger = ledger
         self._clock = clock
-        self._factors: dict[str, float] = {}
+        self._fits: dict[str, ComponentFit] = {}
+        self._walks: dict[str, ToolWalk | None] = {}
+        self._scales: dict[str, Scales] = {}
+        self._cautious: dict[str, list[float]] = {}
         self.epoch = int(clock() * 1000)
 
-    def factor(self, model_id: str) -> float:
-        """The model's correction factor (1.0 until the API has reported usage)."""
-        factor = self._factors.get(model_id)
-        if factor is None:
-            factor = self.ledger.get_factor(model_id) or 1.0
-            self._factors[model_id] = factor
-        return factor
+    def fit(self, model: ModelSpec) -> ComponentFit:
+        """The model's fit (the prior until the API has reported usage)."""
+        fit = self._fits.get(model.id)
+        if fit is None:
+            prior = prior_for(model)
+            stored = self.ledger.get_document(_fit_key(model.id))
+            fit = ComponentFit.from_json(stored, prior) or ComponentFit.start(prior)
+            self._fits[model.id] = fit
+        return fit
 
-    def scale(self, model_id: str) -> float:
-        """What a raw tiktoken count is multiplied by for this model."""
-        return ESTIMATE_MARGIN * self.factor(model_id)
+    def coefficients(self, model: ModelSpec) -> list[float]:
+        """The fit's coefficients with their margins (what every estimate is made of)."""
+        cached = self._cautious.get(model.id)
+        if cached is None:
+            cached = self.fit(model).cautious(SIGMAS)
+            self._cautious[model.id] = cached
+        return cached
+
+    def ratios(self, model: ModelSpec) -> dict[str, float]:
+        """The fit's coefficients by name."""
+        return dict(zip(COMPONENTS, self.fit(model).mean, strict=True))
+
+    def scales(self, model: ModelSpec) -> Scales:
+        """What raw string counts are multiplied by for this model (strings of text or tools)."""
+        model_id = model.id
+        cached = self._scales.get(model_id)
+        if cached is None:
+            text, cjk, tools, _, _ = self.coefficients(model)
+            cached = Scales(text=text, cjk=cjk, tools=tool_scale(tools, self._walk(model_id)))
+            self._scales[model_id] = cached
+        return cached
+
+    def overhead(self, model: ModelSpec) -> tuple[int, int]:
+        """The per-message and per-request overheads (rounded up, with their margins)."""
+        coefficients = self.coefficients(model)
+        per_message = tokens(coefficients, features(0, 0, 0, 1, 0))
+        fixed = tokens(coefficients, features(0, 0, 0, 0, 1))
+        return per_message, fixed
 
     def learned_limit(self, model_id: str) -> int | None:
         """The context limit an overflow error taught us, if any."""
         return self.ledger.get_limit(model_id)
 
-    def estimate_text(self, model: ModelSpec, raw: int) -> int:
-        """A string's count from its raw tiktoken count."""
-        return scaled(raw, self.scale(model.id))
+    def estimate_text(self, model: ModelSpec, count: TextCount) -> int:
+        """A string's count (no structure): `ceil(other × text + cjk × cjk)`."""
+        return self.scales(model).tokens(count)
 
-    def estimate_message(self, model: ModelSpec, raw: int, digest: str) -> MessageEstimate:
-        """A message's count: the cached API actual if there is one, else the scaled estimate."""
-        return self._message_estimate(model, raw, self.ledger.get_actual(model.family, digest))
+    def estimate_message(self, model: ModelSpec, count: TextCount, digest: str) -> MessageEstimate:
+        """A message's true size: the stored API actual if there is one, else the fit's."""
+        return self._message_estimate(model, count, self.ledger.get_actual(model.family, digest))
 
-    def _message_estimate(self, model: ModelSpec, raw: int, actual: int | None) -> MessageEstimate:
+    def _message_estimate(
+        self, model: ModelSpec, count: TextCount, actual: int | None
+    ) -> MessageEstimate:
         if actual is not None:
-            return MessageEstimate(scaled(actual, ACTUAL_MARGIN), raw, "actual")
-        return MessageEstimate(self.estimate_text(model, raw), raw, "estimate")
+            return MessageEstimate(scaled(actual, ACTUAL_MARGIN), "actual", actual)
+        return MessageEstimate(
+            tokens(self.coefficients(model), message_features(count)), "estimate"
+        )
 
     def estimate_request(
         self,
@@ -147,72 +226,45 @@ class Calibration:
         messages: Sequence[Message],
         tools: Sequence[Tool],
     ) -> RequestEstimate:
-        """The whole request's count with its breakdown."""
-        raw = counter.request(messages, tools)
-        actuals = self.ledger.get_actuals(model.family, raw.digests)
+        """The whole request's true size with its breakdown; remembers the request's tools."""
+        request = counter.request(messages, tools)
+        if request.walk.tools:
+            self._remember_walk(model.id, request.walk)
+        return self.estimate_features(model, request)
+
+    def estimate_features(self, model: ModelSpec, request: RequestFeatures) -> RequestEstimate:
+        """`estimate_request` for a request already counted."""
+        coefficients = self.coefficients(model)
+        actuals = self.ledger.get_actuals(model.family, request.digests)
         return RequestEstimate(
-            system=self.estimate_text(model, raw.system),
-            tools=self.estimate_text(model, raw.tools),
+            tools=tokens(coefficients, features(0, 0, request.tools, 0, 0)),
+            fixed=self.overhead(model)[1],
             messages=tuple(
-                self._message_estimate(model, message_raw, actual)
-                for message_raw, actual in zip(raw.messages, actuals, strict=True)
+                self._message_estimate(model, count, actual)
+                for count, actual in zip(request.messages, actuals, strict=True)
             ),
-            raw=raw,
-            factor=self.factor(model.id),
+            features=request,
+            ratios=self.ratios(model),
         )
 
-    def _store_actuals(self, model: ModelSpec, estimate: RequestEstimate, actual: int) -> None:
-        """Spread `actual` (minus our system and tools counts) over the messages and store it.
-
-        The messages' share never drops below their proportional share of `actual`: when our
-        system/tools counts run high, the residual alone would under-count these messages later.
-        """
-        raw = estimate.raw
-        if not raw.messages:
-            return
-        residual = actual - estimate.system - estimate.tools
-        proportional = actual * sum(raw.messages) // max(1, raw.total)
-        shares = largest_remainder(max(residual, proportional), raw.messages)
-        self.ledger.put_actuals(model.family, dict(zip(raw.digests, shares, strict=True)))
-
-    def _set_factor(self, model: ModelSpec, factor: float) -> float:
-        factor = clamp_factor(factor)
-        self._factors[model.id] = factor
-        self.ledger.set_factor(model.id, factor)
-        return factor
-
-    def _history(
-        self, model: ModelSpec, kind: str, estimate: RequestEstimate, **fields: object
-    ) -> None:
-        record: dict[str, object] = {
-            "time": self._clock(),
-            "kind": kind,
-            "modelId": model.id,
-            "estimatedTokens": estimate.total,
-            "rawTokens": estimate.raw.total,
-            "factor": self.factor(model.id),
-        }
-        record.update(fields)
-        self.ledger.append_usage(record)
-
-    def record_usage(self, model: ModelSpec, estimate: RequestEstimate, usage: Usage) -> None:
-        """Learn from a response's usage report."""
+    def record_usage(self, model: ModelSpec, estimate: RequestEstimate, usage: Usage) -> bool:
+        """Learn from a response's usage report; False if it taught nothing."""
         actual = usage.total_input_tokens
-        if actual <= 0 or estimate.raw.total <= 0:
-            log.debug("usage for %s without input tokens: nothing to learn", model.id)
-            return
-        self._store_actuals(model, estimate, actual)
-        old = self.factor(model.id)
-        ratio = actual / estimate.raw.total
-        new = self._set_factor(model, (1 - FACTOR_WEIGHT_NEW) * old + FACTOR_WEIGHT_NEW * ratio)
+        if not self._learn(model, estimate, actual):
+            log.warning(
+                "%s: the API counted %d input tokens where we expected about %d; ignored",
+                model.id,
+                actual,
+                estimate.total,
+            )
+            return False
         log.info(
-            "%s: API counted %d input tokens, we estimated %d (raw %d); factor %.3f → %.3f",
+            "%s: API counted %d input tokens, we estimated %d (raw %d); %s",
             model.id,
             actual,
             estimate.total,
-            estimate.raw.total,
-            old,
-            new,
+            estimate.raw_total,
+            _ratios_text(self.ratios(model)),
         )
         self._history(
             model,
@@ -224,7 +276,7 @@ class Calibration:
             cacheWriteTokens=usage.cache_write_tokens,
             reasoningTokens=usage.reasoning_tokens,
         )
-        self.epoch += 1
+        return True
 
     def learn_overflow(
         self,
@@ -236,7 +288,8 @@ class Calibration:
         """Learn from an overflow error; returns the newly learned limit, if it changed.
 
         `window` is the window we believed in when sending. The true input is the error's count,
-        or, when the error names none, at least one token more than the limit it overflowed.
+        or the limit plus the excess it names, or, when the error names neither, at least one
+        token more than the limit it overflowed and 5% more than we thought.
         """
         if error.kind is not ErrorKind.OVERFLOW:
             return None
@@ -245,30 +298,27 @@ class Calibration:
         if limit is not None and limit < min(window, self.learned_limit(model.id) or window):
             self.ledger.set_limit(model.id, limit)
             new_limit = limit
-        fits_alone = (
-            error.output_tokens is not None
-            and error.input_tokens is not None
-            and (limit is None or error.input_tokens <= limit)
-        )
-        if error.input_tokens is not None:
-            true_input = error.input_tokens
-        else:
-            true_input = max((limit or window) + 1, estimate.total)
-        self._store_actuals(model, estimate, true_input)
-        old = self.factor(model.id)
-        ratio = true_input / max(1, estimate.raw.total)
-        blended = (1 - FACTOR_WEIGHT_NEW) * old + FACTOR_WEIGHT_NEW * ratio
-        # Input that overflowed on its own must count above the limit next time: never lower f.
-        new = self._set_factor(model, blended if fits_alone else max(old, ratio, blended))
+        true_input = error.input_tokens
+        if true_input is None:
+            floor = (limit or window) + 1
+            true_input = max(floor, math.ceil(estimate.total * OVERFLOW_MARGIN))
+        if not self._learn(model, estimate, true_input, force=True):
+            log.warning(
+                "%s: overflow (%s) claims %d input tokens where we counted about %d; ignored",
+                model.id,
+                error.message,
+                true_input,
+                estimate.total,
+            )
+            return new_limit
         log.warning(
-            "%s: overflow (%s); input %s, limit %s, output %s; factor %.3f → %.3f",
+            "%s: overflow (%s); input %s, limit %s, output %s; %s",
             model.id,
             error.message,
             error.input_tokens,
             limit,
             error.output_tokens,
-            old,
-            new,
+            _ratios_text(self.ratios(model)),
         )
         self._history(
             model,
@@ -278,5 +328,109 @@ class Calibration:
             limitTokens=limit,
             outputTokens=error.output_tokens,
         )
-        self.epoch += 1
         return new_limit
+
+    def _learn(
+        self, model: ModelSpec, estimate: RequestEstimate, actual: int, force: bool = False
+    ) -> bool:
+        """Update the fit and the stored actuals; `force`: the count is the API's own word for
+        this very request (an overflow error), so its actuals are stored even if they look odd
+        against the old ones; a count the fit rejects as absurd teaches nothing either way."""
+        if actual <= 0 or not estimate.features.messages:
+            return False
+        fit = self.fit(model)
+        if not fit.update(request_features(estimate.features), actual):
+            return False
+        self.ledger.set_document(_fit_key(model.id), fit.to_json())
+        self._store_actuals(model, estimate, actual, force)
+        self._scales.pop(model.id, None)
+        self._cautious.pop(model.id, None)
+        self.epoch += 1
+        return True
+
+    def _store_actuals(
+        self, model: ModelSpec, estimate: RequestEstimate, actual: int, force: bool
+    ) -> None:
+        """Give the request's messages their share of `actual` (see the module docstring)."""
+        fit, request = self.fit(model), estimate.features
+        predicted = [max(1, round(fit.predict(message_features(c)).mean)) for c in request.messages]
+        tools = fit.predict(features(0, 0, request.tools, 0, 0)).mean if request.tools else 0.0
+        messages_total = actual - round(tools + fit.predict(features(0, 0, 0, 0, 1)).mean)
+        stored = [m.actual for m in estimate.messages]
+        new = [i for i, s in enumerate(stored) if s is None]
+        known = sum(s for s in stored if s is not None)
+        if new and _plausible(messages_total - known, sum(predicted[i] for i in new)):
+            shares = largest_remainder(messages_total - known, [predicted[i] for i in new])
+            updates = dict(zip((request.digests[i] for i in new), shares, strict=True))
+        else:  # every message counted before, or their actuals went stale: spread it all again
+            weights = [s if s is not None else p for s, p in zip(stored, predicted, strict=True)]
+            if not force and not _plausible(messages_total, sum(weights)):
+                return
+            updates = dict(
+                zip(request.digests, largest_remainder(messages_total, weights), strict=True)
+            )
+        self.ledger.put_actuals(model.family, updates)
+
+    def _remember_walk(self, model_id: str, walk: ToolWalk) -> None:
+        if self._walk(model_id) == walk:
+            return
+        self._walks[model_id] = walk
+        self._scales.pop(model_id, None)
+        document = {"tools": walk.tools, "json": walk.json, "raws": list(walk.raws)}
+        self.ledger.set_document(_walk_key(model_id), document)
+        self.epoch += 1
+
+    def _walk(self, model_id: str) -> ToolWalk | None:
+        if model_id not in self._walks:
+            self._walks[model_id] = _walk_from(self.ledger.get_document(_walk_key(model_id)))
+        return self._walks[model_id]
+
+    def _history(
+        self, model: ModelSpec, kind: str, estimate: RequestEstimate, **fields: object
+    ) -> None:
+        record: dict[str, object] = {
+            "time": self._clock(),
+            "kind": kind,
+            "modelId": model.id,
+            "estimatedTokens": estimate.total,
+            "rawTokens": estimate.raw_total,
+            "ratios": self.ratios(model),
+        }
+        record.update(fields)
+        self.ledger.append_usage(record)
+
+
+def prior_for(model: ModelSpec) -> Prior:
+    """What to believe of a model the API has not reported on yet."""
+    return EXACT if EXACT_FAMILIES.match(model.family.strip()) else APPROXIMATE
+
+
+def _plausible(total: int, predicted: int) -> bool:
+    low, high = SPREAD_RANGE
+    return predicted > 0 and low * predicted <= total <= high * predicted
+
+
+def _ratios_text(ratios: dict[str, float]) -> str:
+    return (
+        f"ratios text {ratios['text']:.3f}, CJK {ratios['cjk']:.3f}, tools {ratios['tools']:.3f}; "
+        f"{ratios['message']:.1f}/message, {ratios['fixed']:.1f}/request"
+    )
+
+
+def _fit_key(model_id: str) -> str:
+    return f"fit/{model_id}"
+
+
+def _walk_key(model_id: str) -> str:
+    return f"toolwalk/{model_id}"
+
+
+def _walk_from(document: object) -> ToolWalk | None:
+    if not isinstance(document, dict):
+        return None
+    tools, json_tokens, raws = document.get("tools"), document.get("json"), document.get("raws")
+    if not isinstance(tools, int) or not isinstance(json_tokens, int) or not isinstance(raws, list):
+        return None
+    if not all(isinstance(r, int) and r >= 0 for r in raws):
+        return None
+    return ToolWalk(tools, json_tokens, tuple(raws))

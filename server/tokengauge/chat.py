@@ -1,10 +1,12 @@
-"""One chat request: count, send, stream the parts, learn from usage and errors (DESIGN §3–§4).
+"""One chat request: count, fit, send, stream the parts, learn from usage and errors (DESIGN §3–§4).
 
 `ChatRun.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP: parts,
-status and model changes leave through the callbacks of `ChatSink`. Retries happen only before
-the first part reached the user: 429/529/5xx and broken connections back off (honouring
-`retry-after` and `x-should-retry`, at most `max_attempts` tries); `A + B > C` and output-cap
-errors are retried once at once with a `max_tokens` that fits.
+status, calibration and model changes leave through the callbacks of `ChatSink`. Before sending,
+a request whose calibrated estimate plus a useful output floor cannot fit the window is shrunk
+(`trim.shrink`) instead of sent; after an overflow error, once, the same with what the error
+taught. Retries happen only before the first part reached the user: 429/529/5xx and broken
+connections back off (honouring `retry-after` and `x-should-retry`, at most `max_attempts`
+tries); `A + B > C` and output-cap errors are retried once at once with a `max_tokens` that fits.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Protocol
 
 import attrs
@@ -25,7 +27,8 @@ from tokengauge.models import ModelSpec
 from tokengauge.overflow import ErrorKind, ParsedError, parse_overflow_error
 from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
 from tokengauge.secrets import redact
-from tokengauge.status import Status
+from tokengauge.status import Status, compact, with_trim
+from tokengauge.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.events import (
     Finish,
@@ -46,6 +49,7 @@ from tokengauge.upstream.http import (
     open_sse,
 )
 from tokengauge.upstream.options import ChatOptions, parse_model_options
+from tokengauge.wire import Message
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +72,7 @@ class ChatSink(Protocol):
     def part(self, request_id: str, part: dict[str, Any]) -> None: ...
     def status(self, status: Status) -> None: ...
     def models_changed(self) -> None: ...
+    def calibration_changed(self, model_id: str) -> None: ...
 
 
 @attrs.frozen
@@ -113,8 +118,11 @@ class _Chat:
     options: ChatOptions
     dialect: Dialect
     api_key: str | None
+    messages: list[Message]
+    """What is sent: the request's messages, trimmed if they could not fit."""
     estimate: RequestEstimate
     max_tokens: int
+    trimmed: Trimmed
     resized: bool = False
 
     def redact(self, text: str) -> str:
@@ -142,16 +150,56 @@ class ChatRun:
     def _prepare(self, params: ChatParams) -> _Chat:
         model = self.gauge.model(params.model_id)
         options = parse_model_options(params.tool_mode, params.model_options)
-        estimate = self.gauge.estimate(model, params.messages, params.tools)
-        limit = self.gauge.calibration.learned_limit(model.id)
-        return _Chat(
+        chat = _Chat(
             params=params,
             model=model,
             options=options,
             dialect=dialect_for(model),
             api_key=params.credentials.api_key if params.credentials else None,
-            estimate=estimate,
-            max_tokens=budget.clamp_max_tokens(model, estimate.total, limit, options.max_tokens),
+            messages=params.messages,
+            estimate=self.gauge.estimate(model, params.messages, params.tools),
+            max_tokens=1,
+            trimmed=Trimmed(params.messages),
+        )
+        self._fit(chat)
+        return chat
+
+    def _fit(self, chat: _Chat) -> None:
+        """Cap the tool results if asked to, shrink what cannot fit, and size `max_tokens`."""
+        model, params = chat.model, chat.params
+        truncator = Truncator(self.gauge.counter(model).text.encoding)
+        capped = Trimmed(params.messages)
+        cap = self.gauge.settings.tool_result_max_tokens
+        if cap is not None:
+            capped = cap_tool_results(params.messages, truncator, cap)
+        limit = self.gauge.calibration.learned_limit(model.id)
+        target = budget.input_target(model, limit)
+
+        def estimate(messages: Sequence[Message]) -> RequestEstimate:
+            return self.gauge.estimate(model, messages, params.tools)
+
+        try:
+            trimmed = shrink(capped.messages, truncator, estimate, target)
+        except CannotFit as exc:
+            raise ChatError("overflow", _cannot_fit_message(chat, exc)) from None
+        if trimmed.changed:
+            log.warning(
+                "%s: the request would not fit (%s tokens of %s): trimmed %s, %s tokens",
+                model.id,
+                f"{trimmed.tokens + target:,}",
+                f"{target:,}",
+                trimmed.describe(),
+                f"{trimmed.tokens:,}",
+            )
+        chat.trimmed = attrs.evolve(
+            trimmed,
+            tool_results=max(trimmed.tool_results, capped.tool_results),
+            tokens=trimmed.tokens + capped.tokens,
+        )
+        chat.messages = trimmed.messages
+        chat.estimate = estimate(chat.messages)
+        chat.max_tokens = budget.clamp_max_tokens(
+            model, chat.estimate.total, limit, chat.options.max_tokens
         )
 
     async def run(self, params: ChatParams) -> dict[str, Any]:
@@ -183,11 +231,20 @@ class ChatRun:
         if exc.status in (401, 403) or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", _auth_message(chat, exc.status))
         if error.kind is ErrorKind.OVERFLOW:
-            fitted = self._learn_overflow(chat, error, exc.status, body)
-            if fitted is None or chat.resized:
+            fitted, taught = self._learn_overflow(chat, error, exc.status, body)
+            if chat.resized or not (taught or fitted):
                 raise ChatError("overflow", _overflow_message(chat, error))
-            chat.resized, chat.max_tokens = True, fitted
-            log.info("%s: input + max_tokens overflowed; retrying with %d", chat.model.id, fitted)
+            chat.resized = True
+            if fitted is not None:
+                chat.max_tokens = fitted
+                log.info(
+                    "%s: input + max_tokens overflowed; retrying with %d", chat.model.id, fitted
+                )
+            else:  # the input itself did not fit: shrink it with what the error taught, once
+                self._fit(chat)
+                log.info(
+                    "%s: retrying with the request fitted to what the API counted", chat.model.id
+                )
             return
         if error.kind is ErrorKind.OUTPUT_LIMIT and error.limit_tokens and not chat.resized:
             chat.resized, chat.max_tokens = True, min(chat.max_tokens, error.limit_tokens)
@@ -199,9 +256,7 @@ class ChatRun:
 
     async def _stream(self, chat: _Chat, progress: _Attempt) -> None:
         model, params = chat.model, chat.params
-        body = chat.dialect.body(
-            model, params.messages, params.tools, chat.options, chat.max_tokens
-        )
+        body = chat.dialect.body(model, chat.messages, params.tools, chat.options, chat.max_tokens)
         url = chat.dialect.url(model.provider.base_url)
         headers = provider_headers(model.provider, chat.api_key)
         parser = chat.dialect.parser()
@@ -209,7 +264,7 @@ class ChatRun:
             "%s: POST %s (%d messages, %d tools, max_tokens %d)",
             model.id,
             url,
-            len(params.messages),
+            len(chat.messages),
             len(params.tools),
             chat.max_tokens,
         )
@@ -259,7 +314,7 @@ class ChatRun:
             self.gauge.record_usage(
                 RecordUsageParams(
                     model.id,
-                    params.messages,
+                    chat.messages,
                     Usage(
                         total_input_tokens=usage.total_input_tokens,
                         output_tokens=usage.output_tokens,
@@ -271,12 +326,21 @@ class ChatRun:
                 ),
                 estimate,
             )
+            self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
             if status is not None:
-                self.sink.status(status)
+                self.sink.status(
+                    with_trim(status, chat.trimmed) if chat.trimmed.changed else status
+                )
         data = openai_usage(usage)
         part = event_json(usage) or {}
+        if chat.trimmed.changed:
+            part["trimmed"] = {
+                "toolResults": chat.trimmed.tool_results,
+                "messages": chat.trimmed.dropped,
+                "tokens": chat.trimmed.tokens,
+            }
         self.sink.part(
             params.request_id, {**part, "estimated": progress.usage is None, "data": data}
         )
@@ -284,19 +348,24 @@ class ChatRun:
 
     def _learn_overflow(
         self, chat: _Chat, error: ParsedError, status: int | None, body: str
-    ) -> int | None:
-        """Learn from an overflow; a `max_tokens` that fits if only the output overflowed."""
+    ) -> tuple[int | None, bool]:
+        """Learn from an overflow: a `max_tokens` that fits if only the output overflowed, and
+        whether the error taught anything (a limit, or the request's size)."""
         params = chat.params
+        epoch = self.gauge.epoch
         result = self.gauge.record_error(
-            RecordErrorParams(chat.model.id, params.messages, body, status, params.tools),
+            RecordErrorParams(chat.model.id, chat.messages, body, status, params.tools),
             chat.estimate,
         )
+        taught = result.learned_limit is not None or self.gauge.epoch != epoch
+        if taught:
+            self.sink.calibration_changed(chat.model.id)
         if result.learned_limit is not None:
             self.sink.models_changed()
         if error.input_tokens is None or error.output_tokens is None or error.limit_tokens is None:
-            return None
+            return None, taught
         room = error.limit_tokens - error.input_tokens - budget.safety_tokens(error.limit_tokens)
-        return room if 0 < room < error.output_tokens else None
+        return (room if 0 < room < error.output_tokens else None), taught
 
     def _may_retry(self, attempt: int, progress: _Attempt, exc: HttpStatusError) -> bool:
         if progress.parts or attempt >= self.retry.max_attempts or exc.should_retry is False:
@@ -341,6 +410,15 @@ def _overflow_message(chat: _Chat, error: ParsedError) -> str:
     return (
         f"The conversation is too long for {chat.model.name} ({detail}). tokengauge has learned "
         "its real size; your next message will be summarized to fit."
+    )
+
+
+def _cannot_fit_message(chat: _Chat, exc: CannotFit) -> str:
+    return (
+        f"This request cannot fit {chat.model.name}'s window: even with tool results cut short "
+        f"and older messages left out, the system prompt and your message come to about "
+        f"{compact(exc.estimate)} tokens where {compact(exc.target)} fit. Start a new chat or "
+        "send less."
     )
 
 

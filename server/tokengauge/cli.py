@@ -85,7 +85,12 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
     finally:
         ledger.close()
     fits = breakdown.total <= breakdown.max_input_tokens
-    chat_messages = [m for m in messages if m.role != "system"]
+    raws = [count.total for count in estimate.features.messages]
+    listed = [
+        (i, m, e, raw)
+        for i, (m, e, raw) in enumerate(zip(messages, estimate.messages, raws, strict=True))
+        if m.role != "system"
+    ]
     if args.json:
         report = {
             "model": model.id,
@@ -94,9 +99,10 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
             "system": breakdown.system,
             "tools": breakdown.tools,
             "toolCount": len(tools),
+            "requestOverhead": breakdown.fixed,
             "messages": [
-                {"index": i, "role": m.role, "tokens": e.tokens, "raw": e.raw, "source": e.source}
-                for i, (m, e) in enumerate(zip(chat_messages, estimate.messages, strict=True))
+                {"index": i, "role": m.role, "tokens": e.tokens, "raw": raw, "source": e.source}
+                for i, (_, m, e, raw) in enumerate(listed)
             ],
             "total": breakdown.total,
             "rawTotal": breakdown.raw_total,
@@ -110,9 +116,10 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
     table.add_column("part")
     table.add_column("tokens", justify="right")
     table.add_column("source")
-    table.add_row("system (+28)", f"{breakdown.system:,}", "estimate")
+    table.add_row("system", f"{breakdown.system:,}", "estimate")
     table.add_row(f"tools ({len(tools)})", f"{breakdown.tools:,}", "estimate")
-    for index, (message, item) in enumerate(zip(chat_messages, estimate.messages, strict=True)):
+    table.add_row("request overhead", f"{breakdown.fixed:,}", "estimate")
+    for index, (_, message, item, _raw) in enumerate(listed):
         table.add_row(f"#{index} {_describe(message)}", f"{item.tokens:,}", item.source)
     table.add_section()
     table.add_row("total", f"{breakdown.total:,}", f"raw {breakdown.raw_total:,}")

@@ -1,8 +1,13 @@
-"""Raw token counts of messages, tools and system prompts (DESIGN §4), before any margin.
+"""Raw token counts of messages and tools (DESIGN §4), before any calibration.
 
 Nothing here knows about calibration or LSP: a `RequestCounter` turns DESIGN §3 objects into
-tiktoken-based counts. Data parts whose MIME type marks them as VS Code's ephemeral bookkeeping
-(`cache_control`, `stateful_marker`, `usage`) cost nothing and are left out of digests.
+tiktoken counts split by what calibration learns separately — CJK text (whose ratio to the API's
+tokenizer differs most from other text), the rest of the text, and the tools' JSON — plus the
+strings Copilot Chat counts for those tools (`ToolWalk`). Structural overheads (per message, per
+request) are not counted here: calibration learns them. Data parts whose MIME type marks them as
+VS Code's ephemeral bookkeeping (`cache_control`, `stateful_marker`, `usage`) cost nothing and are
+left out of digests, as are tool-call ids (Copilot counts a message with its internal id and sends
+it without).
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import binascii
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import attrs
+from cachetools import LRUCache
 
 from tokengauge.images import ImageRule, image_tokens
 from tokengauge.text_counter import TextCounter
@@ -23,6 +30,7 @@ from tokengauge.wire import (
     DataPart,
     Message,
     Part,
+    Role,
     TextPart,
     ThinkingPart,
     Tool,
@@ -33,13 +41,13 @@ from tokengauge.wire import (
 )
 
 EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", "stateful_marker", "usage"})
-MESSAGE_OVERHEAD: Final = 4
-SYSTEM_OVERHEAD: Final = 28
-TOOLS_BASE: Final = 16
-TOOL_OVERHEAD: Final = 8
-TOOLS_SCALE: Final = 1.1
 TEXT_MIME_PREFIXES: Final = ("text/", "application/json", "application/xml", "application/x-yaml")
 BASE64_CHARS_PER_TOKEN: Final = 4  # one token per 3 bytes of binary data
+CJK_RUN: Final = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
+)
+"""CJK punctuation, kana, ideographs, Hangul and full-width forms, in runs."""
+CJK_CACHE_SIZE: Final = 2000
 
 
 def is_ephemeral(part: Part) -> bool:
@@ -59,10 +67,21 @@ def countable_parts(parts: Sequence[Part]) -> list[Part]:
     return kept
 
 
+def _without_call_ids(parts: Sequence[Part]) -> list[Part]:
+    out: list[Part] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            part = attrs.evolve(part, call_id="", content=_without_call_ids(part.content))
+        elif isinstance(part, ToolCallPart):
+            part = attrs.evolve(part, call_id="")
+        out.append(part)
+    return out
+
+
 def message_digest(message: Message) -> str:
-    """SHA-256 of the canonical JSON `{role, parts}`, ephemeral parts left out."""
-    parts = converter.unstructure(countable_parts(message.content), list[Part])
-    canonical = {"role": message.role, "parts": parts}
+    """SHA-256 of the canonical JSON `{role, parts}`, ephemeral parts and tool-call ids left out."""
+    parts = _without_call_ids(countable_parts(message.content))
+    canonical = {"role": message.role, "parts": converter.unstructure(parts, list[Part])}
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
@@ -70,6 +89,37 @@ def message_digest(message: Message) -> str:
 def to_json_text(value: Any) -> str:
     """JSON as an API would see it; keys unsorted, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def tool_json(tool: Tool) -> str:
+    """A tool as the API reads it: `{name, description, parameters}` in JSON."""
+    return to_json_text(
+        {"name": tool.name, "description": tool.description, "parameters": tool.input_schema or {}}
+    )
+
+
+def walk_strings(tool: Tool) -> Iterator[str]:
+    """Every key and string value Copilot counts for a tool, as often as it counts them.
+
+    Copilot's `countToolTokens` walks `{name, description, parameters}`: for each entry whose value
+    is truthy in JavaScript, the key, then the value if a string, or its entries if an object or
+    array (array items keyed "0", "1", …). Numbers, booleans and punctuation count nothing.
+    """
+
+    def visit(node: dict[str, Any]) -> Iterator[str]:
+        for key, value in node.items():
+            if not value and not isinstance(value, (dict, list)):
+                continue  # JavaScript falsiness: '', 0, false, null (objects are truthy)
+            yield key
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, dict):
+                yield from visit(value)
+            elif isinstance(value, list):
+                yield from visit({str(i): item for i, item in enumerate(value)})
+
+    root = {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}
+    yield from visit(root)
 
 
 def _decoded_text(data_base64: str) -> str | None:
@@ -80,18 +130,52 @@ def _decoded_text(data_base64: str) -> str | None:
 
 
 @attrs.frozen
-class RawRequestCount:
-    """Raw counts of one whole request, split by category."""
+class TextCount:
+    """Raw tokens of some content: all of it, and how many of them are CJK text."""
 
-    system: int
-    tools: int
-    messages: tuple[int, ...]
-    digests: tuple[str, ...]
+    total: int = 0
+    cjk: int = 0
 
     @property
-    def total(self) -> int:
-        """Everything together."""
-        return self.system + self.tools + sum(self.messages)
+    def other(self) -> int:
+        """Tokens that are not CJK text."""
+        return self.total - self.cjk
+
+    def __add__(self, other: TextCount) -> TextCount:
+        return TextCount(self.total + other.total, self.cjk + other.cjk)
+
+
+ZERO: Final = TextCount()
+
+
+@attrs.frozen
+class ToolWalk:
+    """A request's tools: how many, their JSON's raw tokens, and the raw count of each string
+    Copilot counts for them (as often as it counts it)."""
+
+    tools: int = 0
+    json: int = 0
+    raws: tuple[int, ...] = ()
+
+
+@attrs.frozen
+class RequestFeatures:
+    """Raw counts of one whole request: each message (system included), and the tools."""
+
+    messages: tuple[TextCount, ...]
+    roles: tuple[Role, ...]
+    digests: tuple[str, ...]
+    walk: ToolWalk
+
+    @property
+    def tools(self) -> int:
+        """Raw tokens of the tools' JSON."""
+        return self.walk.json
+
+    @property
+    def text(self) -> TextCount:
+        """All messages together."""
+        return sum(self.messages, ZERO)
 
 
 class RequestCounter:
@@ -100,58 +184,67 @@ class RequestCounter:
     def __init__(self, text: TextCounter, image_rule: ImageRule) -> None:
         self.text = text
         self.image_rule = image_rule
+        self._cjk: LRUCache[str, int] = LRUCache(maxsize=CJK_CACHE_SIZE)
 
-    def part(self, part: Part) -> int:
+    def string(self, value: str) -> TextCount:
+        """Tokens of a text, with its CJK share."""
+        total = self.text.count(value)
+        return TextCount(total, min(total, self.cjk(value)))
+
+    def cjk(self, value: str) -> int:
+        """Tokens of the CJK runs in a text (0 for ASCII text, at no cost)."""
+        if value.isascii():
+            return 0
+        cached = self._cjk.get(value)
+        if cached is None:
+            runs = CJK_RUN.findall(value)
+            # Runs joined by newlines, each newline one token of its own in both encodings.
+            joined = len(self.text.encoding.encode_ordinary("\n".join(runs))) if runs else 0
+            cached = max(0, joined - max(0, len(runs) - 1))
+            self._cjk[value] = cached
+        return cached
+
+    def part(self, part: Part) -> TextCount:
         """Tokens of one part."""
         if isinstance(part, (TextPart, ThinkingPart)):
-            return self.text.count(part.value)
+            return self.string(part.value)
         if isinstance(part, ToolCallPart):
-            return self.text.count(part.name) + self.text.count(to_json_text(part.input))
+            return self.string(part.name) + self.string(to_json_text(part.input))
         if isinstance(part, ToolResultPart):
-            return sum(self.part(inner) for inner in part.content)
+            return sum((self.part(inner) for inner in part.content), ZERO)
         if isinstance(part, DataPart):
             return self._data(part)
         if isinstance(part, UnknownPart):
-            return self.text.count(to_json_text(part.json))
+            return self.string(to_json_text(part.json))
         raise TypeError(f"not a part: {part!r}")
 
-    def _data(self, part: DataPart) -> int:
+    def _data(self, part: DataPart) -> TextCount:
         if part.mime_type in EPHEMERAL_MIME_TYPES:
-            return 0
+            return ZERO
         if part.mime_type.startswith("image/"):
-            return image_tokens(part.data, self.image_rule)
+            return TextCount(image_tokens(part.data, self.image_rule))
         if part.mime_type.startswith(TEXT_MIME_PREFIXES):
             text = _decoded_text(part.data)
             if text is not None:
-                return self.text.count(text)
-        return math.ceil(len(part.data) / BASE64_CHARS_PER_TOKEN)
+                return self.string(text)
+        return TextCount(math.ceil(len(part.data) / BASE64_CHARS_PER_TOKEN))
 
-    def message(self, message: Message) -> int:
-        """Tokens of one message: 4 for its structure, its name, and its parts."""
-        name = self.text.count(message.name) if message.name else 0
-        return MESSAGE_OVERHEAD + name + sum(self.part(part) for part in message.content)
+    def message(self, message: Message) -> TextCount:
+        """Tokens of one message's name and parts (its structural overhead is calibration's)."""
+        name = self.string(message.name) if message.name else ZERO
+        return sum((self.part(part) for part in message.content), name)
 
-    def tools(self, tools: Sequence[Tool]) -> int:
-        """GCMP's formula: `16 + Σ(8 + name + description + JSON(schema))`, × 1.1."""
-        if not tools:
-            return 0
-        body = sum(
-            TOOL_OVERHEAD
-            + self.text.count(tool.name)
-            + self.text.count(tool.description)
-            + self.text.count(to_json_text(tool.input_schema or {}))
-            for tool in tools
-        )
-        return math.ceil((TOOLS_BASE + body) * TOOLS_SCALE)
+    def tools(self, tools: Sequence[Tool]) -> ToolWalk:
+        """The tools' JSON tokens and the raw counts of the strings Copilot counts for them."""
+        json_tokens = sum(self.text.count(tool_json(tool)) for tool in tools)
+        raws = tuple(self.text.count(s) for tool in tools for s in walk_strings(tool))
+        return ToolWalk(len(tools), json_tokens, raws)
 
-    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> RawRequestCount:
-        """Raw counts of a whole request: system prompt (+28), tools, every other message."""
-        system_messages = [m for m in messages if m.role == "system"]
-        chat_messages = [m for m in messages if m.role != "system"]
-        system = sum(self.message(m) for m in system_messages)
-        return RawRequestCount(
-            system=system + SYSTEM_OVERHEAD if system_messages else 0,
-            tools=self.tools(tools),
-            messages=tuple(self.message(m) for m in chat_messages),
-            digests=tuple(message_digest(m) for m in chat_messages),
+    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> RequestFeatures:
+        """Raw counts of a whole request."""
+        return RequestFeatures(
+            messages=tuple(self.message(m) for m in messages),
+            roles=tuple(m.role for m in messages),
+            digests=tuple(message_digest(m) for m in messages),
+            walk=self.tools(tools),
         )

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Sequence
 
 import attrs
 
 from tokengauge import budget
-from tokengauge.calibration import Calibration, RequestEstimate, scaled
-from tokengauge.counting import RequestCounter, message_digest
+from tokengauge.calibration import Calibration, RequestEstimate
+from tokengauge.counting import RequestCounter, TextCount, message_digest
 from tokengauge.encodings import EncodingRegistry
 from tokengauge.frequent_strings import FrequentStrings
 from tokengauge.ledger import Ledger
@@ -25,7 +26,7 @@ from tokengauge.protocol import (
     Capabilities,
     CountTokensResult,
     ModelInfo,
-    ModelScale,
+    ModelScales,
     RecordErrorParams,
     RecordResult,
     RecordUsageParams,
@@ -35,12 +36,17 @@ from tokengauge.protocol import (
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
 from tokengauge.text_counter import TextCounters
+from tokengauge.trim import Truncator, cap_tool_results
 from tokengauge.upstream.discovery import DiscoveredModel, from_documents, to_documents
 from tokengauge.wire import CountInput, Message, Tool, unstructure
 
 log = logging.getLogger(__name__)
 
 HISTORY_IN_REPORT = 100
+COPILOT_MESSAGE_OVERHEAD = 3
+"""What Copilot Chat adds to each message count itself."""
+CONVERSATION_HOLD_SECONDS = 600.0
+"""A request without tools replaces the status of one with tools only after this long."""
 
 
 def discovery_key(provider_id: str) -> str:
@@ -56,6 +62,7 @@ class LastRequest:
     estimate: RequestEstimate
     input_tokens: int
     output_tokens: int | None
+    at: float = 0.0
 
 
 class Gauge:
@@ -131,7 +138,8 @@ class Gauge:
             version=model.id,
             provider_id=model.provider.id,
             max_input_tokens=max_input,
-            max_output_tokens=model.max_output_tokens,
+            # VS Code's Agent Host takes maxInputTokens + maxOutputTokens as the window.
+            max_output_tokens=window - max_input,
             context_window=window,
             capabilities=Capabilities(
                 tool_calling=model.tool_calling, image_input=model.image_input
@@ -145,34 +153,53 @@ class Gauge:
         return [self.model_info(model) for model in self.catalog]
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
-        """Counts for strings (text only) and messages (with structure), in input order."""
+        """Counts for strings (text only) and messages, in input order.
+
+        A message's count is its estimated true size less the 3 tokens Copilot adds to each
+        message itself; a system prompt also carries the request's fixed overhead, so that
+        Copilot's sum of a request's counts is the request's true size.
+        """
         model = self.model(model_id)
         counter = self.counter(model)
-        tokens, raws = [], []
+        cap = self.settings.tool_result_max_tokens
+        tokens, raws, cjks = [], [], []
         for item in inputs:
             if isinstance(item, str):
-                raw = counter.text.count(item)
-                tokens.append(self.calibration.estimate_text(model, raw))
-                self.frequent.seen(model.encoding, item, raw)
+                count = counter.string(item)
+                tokens.append(self.calibration.estimate_text(model, count))
+                if not count.cjk:  # warm entries carry no CJK share
+                    self.frequent.seen(model.encoding, item, count.total)
             else:
-                raw = counter.message(item)
-                estimate = self.calibration.estimate_message(model, raw, message_digest(item))
-                tokens.append(estimate.tokens)
-            raws.append(raw)
+                if cap is not None:  # count what will be sent
+                    item = cap_tool_results([item], Truncator(counter.text.encoding), cap).messages[
+                        0
+                    ]
+                count = counter.message(item)
+                digest = message_digest(item)
+                estimate = self.calibration.estimate_message(model, count, digest).tokens
+                if item.role == "system":
+                    estimate += self.calibration.overhead(model)[1]
+                tokens.append(max(0, estimate - COPILOT_MESSAGE_OVERHEAD))
+            raws.append(count.total)
+            cjks.append(count.cjk)
         return CountTokensResult(
-            tokens=tokens, raw=raws, epoch=self.epoch, scale=self.calibration.scale(model.id)
+            tokens=tokens,
+            raw=raws,
+            cjk=cjks,
+            epoch=self.epoch,
+            scales=self.calibration.scales(model),
         )
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
-        """Raw counts of the most asked strings for each model, with each model's scale."""
+        """Raw counts of the most asked strings for each model, with each model's scales."""
         entries = []
         scales = []
-        for model_id in model_ids:
+        for model_id in dict.fromkeys(model_ids):
             model = self.model(model_id)
-            scale = self.calibration.scale(model.id)
-            scales.append(ModelScale(model.id, scale))
+            model_scales = self.calibration.scales(model)
+            scales.append(ModelScales(model.id, model_scales))
             entries += [
-                WarmEntry(model.id, sha, raw, scaled(raw, scale))
+                WarmEntry(model.id, sha, raw, model_scales.tokens(TextCount(raw)))
                 for sha, raw in self.frequent.entries(model.encoding)
             ]
         return WarmCountsResult(entries=entries, epoch=self.epoch, scales=scales)
@@ -188,11 +215,12 @@ class Gauge:
         return Breakdown(
             system=estimate.system,
             tools=estimate.tools,
+            fixed=estimate.fixed,
             messages=[m.tokens for m in estimate.messages],
             sources=[m.source for m in estimate.messages],
             total=estimate.total,
-            raw_total=estimate.raw.total,
-            factor=estimate.factor,
+            raw_total=estimate.raw_total,
+            ratios=estimate.ratios,
             max_input_tokens=self.max_input_tokens(model),
         )
 
@@ -203,10 +231,24 @@ class Gauge:
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         self.calibration.record_usage(model, estimate, params.usage)
-        self.last = LastRequest(
-            model.id, estimate, params.usage.total_input_tokens, params.usage.output_tokens
+        last = LastRequest(
+            model.id,
+            estimate,
+            params.usage.total_input_tokens,
+            params.usage.output_tokens,
+            time.monotonic(),
         )
+        if self._is_conversation(last):
+            self.last = last
         return RecordResult(epoch=self.epoch, estimate=self.breakdown(model, estimate))
+
+    def _is_conversation(self, request: LastRequest) -> bool:
+        """False for what looks like Copilot's own helper requests (titles, progress messages,
+        summaries: no tools) while a conversation with tools is going on."""
+        previous = self.last
+        if request.estimate.tools or previous is None or not previous.estimate.tools:
+            return True
+        return request.at - previous.at > CONVERSATION_HOLD_SECONDS
 
     def record_error(
         self, params: RecordErrorParams, estimate: RequestEstimate | None = None
@@ -259,7 +301,8 @@ class Gauge:
             "models": [
                 {
                     "id": model.id,
-                    "factor": self.calibration.factor(model.id),
+                    "ratios": self.calibration.ratios(model),
+                    "scales": unstructure(self.calibration.scales(model)),
                     "learnedLimit": self.calibration.learned_limit(model.id),
                     "maxInputTokens": self.max_input_tokens(model),
                 }

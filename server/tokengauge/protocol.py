@@ -10,6 +10,7 @@ from typing import Any, Final
 import attrs
 
 from tokengauge.calibration import Usage
+from tokengauge.scales import Scales
 from tokengauge.wire import CountInput, Message, Tool
 
 MODELS: Final = "tokenGauge/models"
@@ -23,6 +24,7 @@ DISCOVER_MODELS: Final = "tokenGauge/discoverModels"
 WARM_COUNTS: Final = "tokenGauge/warmCounts"
 STATUS: Final = "tokenGauge/status"
 MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
+CALIBRATION: Final = "tokenGauge/calibration"
 
 REQUESTS: Final = frozenset(
     {MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR, CHAT, DISCOVER_MODELS, WARM_COUNTS}
@@ -52,6 +54,8 @@ class ModelInfo:
     capabilities: Capabilities
     tooltip: str
     detail: str
+    is_byok: bool = True
+    """The user's own key and API (VS Code 1.139 reads it from the model information)."""
 
 
 @attrs.frozen
@@ -64,16 +68,19 @@ class CountTokensParams:
 
 @attrs.frozen
 class CountTokensResult:
-    """Counts in input order; `raw` are the unscaled tiktoken counts, `scale` the multiplier.
+    """Counts in input order; `raw` are the unscaled tiktoken counts, `cjk` their CJK share.
 
-    For a string, `tokens = ceil(raw × scale)`, so the extension may keep raw string counts across
-    epochs and rescale them; message counts may also come from API actuals and must be re-asked.
+    For a string of text, `tokens = ceil((raw − cjk) × scales.text + cjk × scales.cjk)`, and for a
+    tool-schema string `ceil(raw × scales.tools)`, so the extension may keep raw string counts
+    across epochs and rescale them; message counts come from API actuals and calibration, and
+    must be re-asked when the epoch changes.
     """
 
     tokens: list[int]
     raw: list[int]
+    cjk: list[int]
     epoch: int
-    scale: float
+    scales: Scales
 
 
 @attrs.frozen
@@ -112,11 +119,12 @@ class Breakdown:
 
     system: int
     tools: int
+    fixed: int
     messages: list[int]
     sources: list[str]
     total: int
     raw_total: int
-    factor: float
+    ratios: dict[str, float]
     max_input_tokens: int
 
 
@@ -178,17 +186,19 @@ class WarmEntry:
 
 
 @attrs.frozen
-class ModelScale:
-    """What a model's raw string counts are multiplied by, now."""
+class ModelScales:
+    """What a model's raw string counts are multiplied by, now; also the
+    `tokenGauge/calibration` notification, with the epoch, whenever they may have changed."""
 
     model_id: str
-    scale: float
+    scales: Scales
+    epoch: int | None = None
 
 
 @attrs.frozen
 class WarmCountsResult:
-    """The most asked strings per model, the epoch, and each model's scale."""
+    """The most asked strings per model, the epoch, and each model's scales."""
 
     entries: list[WarmEntry]
     epoch: int
-    scales: list[ModelScale]
+    scales: list[ModelScales]

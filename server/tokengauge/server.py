@@ -31,6 +31,7 @@ from tokengauge.protocol import (
     ChatParams,
     CountTokensParams,
     DiscoverModelsParams,
+    ModelScales,
     RecordErrorParams,
     RecordUsageParams,
     WarmCountsParams,
@@ -127,6 +128,13 @@ class TokenGaugeServer(LanguageServer):
         """Tell the extension to ask for the models again."""
         self.protocol.notify(protocol.MODELS_CHANGED, {})
 
+    def send_calibration(self, model_id: str) -> None:
+        """Tell the extension a model's scales and the epoch (its memo follows at once)."""
+        gauge = self.gauge
+        scales = gauge.calibration.scales(gauge.model(model_id))
+        payload = ModelScales(model_id, scales, gauge.epoch)
+        self.protocol.notify(protocol.CALIBRATION, unstructure(payload))
+
     async def shutdown_state(self) -> None:
         """Close the HTTP connections and the ledger."""
         if self._chats is not None:
@@ -153,6 +161,10 @@ class ServerChatSink:
     def models_changed(self) -> None:
         """One `tokenGauge/modelsChanged` notification."""
         self.server.send_models_changed()
+
+    def calibration_changed(self, model_id: str) -> None:
+        """One `tokenGauge/calibration` notification."""
+        self.server.send_calibration(model_id)
 
 
 @contextlib.contextmanager
@@ -202,14 +214,18 @@ def create_server() -> TokenGaugeServer:
     @server.feature(protocol.RECORD_USAGE)
     def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
         with invalid_params():
-            result = ls.gauge.record_usage(params_as(params, RecordUsageParams))
+            request = params_as(params, RecordUsageParams)
+            result = ls.gauge.record_usage(request)
+        ls.send_calibration(request.model_id)
         ls.send_status()
         return unstructure(result)
 
     @server.feature(protocol.RECORD_ERROR)
     def record_error(ls: TokenGaugeServer, params: Any) -> Any:
         with invalid_params():
-            result = ls.gauge.record_error(params_as(params, RecordErrorParams))
+            request = params_as(params, RecordErrorParams)
+            result = ls.gauge.record_error(request)
+        ls.send_calibration(request.model_id)
         if result.learned_limit is not None:
             ls.send_models_changed()
         return unstructure(result)

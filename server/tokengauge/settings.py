@@ -7,13 +7,16 @@ invalid scalars fall back to their defaults: a typo in settings never stops the 
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
 from tokengauge.wire import InvalidInput, structure
 
 log = logging.getLogger(__name__)
+
+MIN_TOOL_RESULT_TOKENS: Final = 256
+"""`toolResultMaxTokens` below this would leave a tool result no use to the model."""
 
 Dialect = Literal["openai", "anthropic"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
@@ -91,6 +94,8 @@ class ServerSettings:
     """Tries for a request that fails with 429/529/5xx or a broken connection."""
     retry_base_delay: float = 1.0
     """First backoff delay in seconds (doubled on each retry) when the API names none."""
+    tool_result_max_tokens: int | None = None
+    """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
 
 
 def _entries(options: dict[str, Any], key: str, cls: type[Any]) -> list[Any]:
@@ -136,7 +141,19 @@ def parse_settings(options: Any) -> ServerSettings:
         idle_timeout=_positive(options, "idleTimeout", 120.0),
         max_attempts=int(_positive(options, "maxAttempts", 3)),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
+        tool_result_max_tokens=_tool_result_cap(options),
     )
+
+
+def _tool_result_cap(options: dict[str, Any]) -> int | None:
+    """`toolResultMaxTokens`: at least `MIN_TOOL_RESULT_TOKENS`; absent, 0 or invalid: no cap."""
+    value = _scalar(options, "toolResultMaxTokens", int, None)
+    if value is None or value <= 0:
+        return None
+    if value < MIN_TOOL_RESULT_TOKENS:
+        log.warning("toolResultMaxTokens %d is too small: using %d", value, MIN_TOOL_RESULT_TOKENS)
+        return MIN_TOOL_RESULT_TOKENS
+    return int(value)
 
 
 def _positive(options: dict[str, Any], key: str, default: float) -> float:

@@ -12,6 +12,7 @@ from typing import Final, Literal
 import attrs
 
 from tokengauge.calibration import RequestEstimate
+from tokengauge.trim import Trimmed
 
 Severity = Literal["info", "warning", "error"]
 WARNING_AT: Final = 0.75
@@ -60,11 +61,15 @@ def render_status(
     text = f"$(pulse) {compact(used)} / {compact(max_input)} · {round(fill * 100)}%"
     rows = [f"**{model_name}** — last request", "", "| | tokens |", "|---|---:|"]
     if estimate is not None:
+        roles = estimate.features.roles
+        chat = [m for m, role in zip(estimate.messages, roles, strict=True) if role != "system"]
+        actuals = sum(1 for m in chat if m.source == "actual")
         rows += [
             f"| system | {estimate.system:,} |",
             f"| tools | {estimate.tools:,} |",
-            f"| messages ({len(estimate.messages)}, {estimate.actual_messages} from API actuals) "
-            f"| {sum(m.tokens for m in estimate.messages):,} |",
+            f"| messages ({len(chat)}, {actuals} from API actuals) "
+            f"| {sum(m.tokens for m in chat):,} |",
+            f"| request overhead | {estimate.fixed:,} |",
             f"| our estimate | {estimate.total:,} |",
         ]
     rows.append(f"| **input (API)** | **{used:,}** |")
@@ -72,5 +77,21 @@ def render_status(
         rows.append(f"| output | {output_tokens:,} |")
     rows.append(f"| input budget | {max_input:,} |")
     if estimate is not None:
-        rows.append(f"| correction factor | {estimate.factor:.3f} |")
+        ratios = estimate.ratios
+        rows += [
+            f"| API ÷ tiktoken: text, CJK, tools | {ratios['text']:.3f}, {ratios['cjk']:.3f}, "
+            f"{ratios['tools']:.3f} |",
+            f"| overhead per message, per request | {ratios['message']:.1f}, "
+            f"{ratios['fixed']:.1f} |",
+        ]
     return Status(text=text, tooltip="\n".join(rows), severity=severity_for(fill))
+
+
+def with_trim(status: Status, trimmed: Trimmed) -> Status:
+    """The status of a request the safety net had to shrink: says what went."""
+    what = f"trimmed {trimmed.describe()} · {compact(trimmed.tokens)} tokens"
+    tooltip = (
+        f"{status.tooltip}\n\nThe request did not fit the window: tokengauge {what} before "
+        "sending it (tool results cut in the middle, oldest messages left out)."
+    )
+    return Status(text=f"{status.text} · {what}", tooltip=tooltip, severity="warning")

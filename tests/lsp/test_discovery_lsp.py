@@ -86,8 +86,10 @@ async def server(opts: dict[str, Any]) -> AsyncIterator[Watch]:
 def assert_model(info: dict[str, Any], expected: Expected, provider_id: str) -> None:
     window, output = expected.context_window, expected.max_output_tokens
     assert info["name"] == expected.name
-    assert (info["contextWindow"], info["maxOutputTokens"]) == (window, output), info
+    assert info["contextWindow"] == window, info
     assert info["maxInputTokens"] == max_input(window, output)
+    # The output VS Code is told of is what is kept for it: together they are the window.
+    assert info["maxOutputTokens"] == window - max_input(window, output)
     assert info["detail"] == f"tokengauge · {provider_id}"
 
 

@@ -21,6 +21,7 @@ from tests.lsp.helpers import (
     text_message,
 )
 from tokengauge.encodings import EncodingRegistry
+from tokengauge.status import compact
 
 ENCODINGS = EncodingRegistry()
 
@@ -75,12 +76,17 @@ async def test_batch_count_of_strings_and_messages(client: LanguageClient):
         client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": [*strings, message]}
     )
     assert isinstance(result["epoch"], int)
-    assert result["scale"] == pytest.approx(1.05)
-    for text, raw, tokens in zip(strings, result["raw"], result["tokens"], strict=False):
+    scales = result["scales"]
+    assert set(scales) == {"text", "cjk", "tools"}
+    assert scales["text"] >= 1.0 and scales["cjk"] >= 1.0  # nothing learned: never below tiktoken
+    cjks = result["cjk"]
+    assert cjks[0] == cjks[3] == 0 and 0 < cjks[2] <= result["raw"][2]
+    for text, raw, cjk, tokens in zip(strings, result["raw"], cjks, result["tokens"], strict=False):
         assert raw >= exact(text)
-        assert tokens == math.ceil(raw * 1.05 - 1e-9)
+        assert tokens == math.ceil((raw - cjk) * scales["text"] + cjk * scales["cjk"] - 1e-9)
     assert result["raw"][:4] == [exact(s) for s in strings[:4]]
-    assert result["raw"][5] == 4 + exact("hello world") + exact("second part")
+    assert result["raw"][5] == exact("hello world") + exact("second part")
+    assert result["tokens"][5] + 3 >= result["raw"][5]  # Copilot adds 3 to a message's count
 
 
 async def test_encoding_follows_family(client: LanguageClient):
@@ -132,10 +138,11 @@ async def test_bad_params_are_clear_errors_and_the_server_keeps_serving(
 async def test_record_usage_sends_status_and_counts_follow_actuals(client: LanguageClient):
     messages = conversation()
     counted = await call(
-        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages}
     )
     status = expect_notification(client, "tokenGauge/status")
-    actual = 2_345
+    calibration = expect_notification(client, "tokenGauge/calibration")
+    actual = round(sum(tokens + 3 for tokens in counted["tokens"]) * 1.1)  # the API says 10% more
     result = await call(
         client,
         "tokenGauge/recordUsage",
@@ -146,19 +153,19 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
         },
     )
     assert result["epoch"] != counted["epoch"]
+    pushed = await asyncio.wait_for(calibration, 10)
+    assert pushed.modelId == "gpt-4o" and pushed.epoch == result["epoch"]
     shown = await asyncio.wait_for(status, 10)
-    assert shown.text == f"$(pulse) 2.3k / 112k · {round(actual / 111_616 * 100)}%"
+    assert shown.text == f"$(pulse) {compact(actual)} / 112k · {round(actual / 111_616 * 100)}%"
     assert shown.severity == "info"
-    assert "| **input (API)** | **2,345** |" in shown.tooltip
-    again = await call(
-        client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
-    )
+    assert f"| **input (API)** | **{actual:,}** |" in shown.tooltip
+    again = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages})
     assert again["epoch"] == result["epoch"]
-    breakdown = result["estimate"]
-    # Messages now carry the API's share of the total: system and tools estimates + actuals ≈ total.
-    shares = actual - breakdown["system"] - breakdown["tools"]
-    assert sum(again["tokens"]) >= shares
-    assert sum(again["tokens"]) <= math.ceil(shares * 1.02) + len(messages)
+    assert again["scales"] == pushed.scales._asdict()
+    # The messages now carry the API's count: what Copilot adds up (each answer + 3) is the
+    # actual, plus the 2% margin on actuals and the request overhead's margin.
+    copilot = sum(tokens + 3 for tokens in again["tokens"])
+    assert actual <= copilot <= math.ceil(actual * 1.02) + 12 + len(messages)
     usage = await call(client, "tokenGauge/usage", {})
     assert usage["latest"]["inputTokens"] == actual
     assert usage["history"][-1]["inputTokens"] == actual
@@ -177,9 +184,9 @@ async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Pa
     assert result["error"]["kind"] == "overflow"
     assert result["learnedLimit"] is None  # n_ctx 8192 is the configured window already
     counted = await call(
-        client, "tokenGauge/countTokens", {"modelId": "local-small", "inputs": messages[1:]}
+        client, "tokenGauge/countTokens", {"modelId": "local-small", "inputs": messages}
     )
-    assert sum(counted["tokens"]) > 8192
+    assert sum(tokens + 3 for tokens in counted["tokens"]) > 8192
     assert not changed.done()
     changed.cancel()
 
@@ -246,11 +253,13 @@ async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
             second, "tokenGauge/warmCounts", {"modelIds": ["gpt-4o", "claude-sonnet-4-5"]}
         )
     by_sha = {e["sha256"]: e for e in warm["entries"] if e["modelId"] == "gpt-4o"}
-    scales = {s["modelId"]: s["scale"] for s in warm["scales"]}
-    for text in strings:
+    scales = {s["modelId"]: s["scales"] for s in warm["scales"]}
+    for text in strings[:3]:
         entry = by_sha[hashlib.sha256(text.encode()).hexdigest()]
         assert entry["raw"] == exact(text)
-        assert entry["tokens"] == math.ceil(entry["raw"] * scales["gpt-4o"] - 1e-9)
+        assert entry["tokens"] == math.ceil(entry["raw"] * scales["gpt-4o"]["text"] - 1e-9)
+    # A warm entry carries a raw count only, so strings with CJK text (their own ratio) stay out.
+    assert hashlib.sha256(strings[3].encode()).hexdigest() not in by_sha
     ranked = [e["sha256"] for e in warm["entries"] if e["modelId"] == "gpt-4o"]
     assert ranked[-1] == hashlib.sha256(b"once").hexdigest()  # most asked first
     assert not [e for e in warm["entries"] if e["modelId"] == "claude-sonnet-4-5"]  # other encoding

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 
-import { CountInput, CountMemo, CountResult, scaled } from '../../src/countMemo';
+import { CountInput, CountMemo, CountResult, Scales, scaled } from '../../src/countMemo';
 
 const sha = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -10,7 +10,11 @@ const sha = (text: string): string => createHash('sha256').update(text, 'utf8').
 class FakeServer {
     calls: CountInput[][] = [];
     scale = 1.05;
+    cjkScale = 1.05;
+    toolScale = 1.05;
     epoch = 1;
+
+    scales = (): Scales => ({ text: this.scale, cjk: this.cjkScale, tools: this.toolScale });
     delayMs = 0;
 
     request = async (_model: string, inputs: CountInput[]): Promise<CountResult> => {
@@ -19,11 +23,13 @@ class FakeServer {
             await new Promise((r) => setTimeout(r, this.delayMs));
         }
         const raw = inputs.map((i) => (typeof i === 'string' ? i.length : JSON.stringify(i).length));
+        const cjk = inputs.map((i) => (typeof i === 'string' ? [...i].filter((c) => c >= '\u4e00').length : 0));
         return {
             raw,
+            cjk,
             tokens: raw.map((r) => scaled(r, this.scale)),
             epoch: this.epoch,
-            scale: this.scale,
+            scales: this.scales(),
         };
     };
 }
@@ -80,7 +86,7 @@ void test('models are memoized separately', async () => {
 void test('prewarmed strings never cross the pipe', async () => {
     const server = new FakeServer();
     const memo = new CountMemo(server.request, sha);
-    memo.prewarm('m', [[sha('"type"'), 3]], 1.5);
+    memo.prewarm('m', [[sha('"type"'), 3]], { text: 1.5, cjk: 1, tools: 1 });
     assert.equal(await memo.count('m', '"type"'), 5);
     assert.equal(server.calls.length, 0);
 });
@@ -147,7 +153,7 @@ void test('new companions (a new array) go with the next miss, less what the mem
 void test('companions already memoized are not sent again, and a cleared memo sends them again', async () => {
     const server = new FakeServer();
     const memo = new CountMemo(server.request, sha, { companions: () => ['type', 'object'] });
-    memo.prewarm('m', [[sha('type'), 4]], 1.05);
+    memo.prewarm('m', [[sha('type'), 4]], { text: 1.05, cjk: 1.05, tools: 1.05 });
     await memo.count('m', 'hello');
     assert.deepEqual(server.calls, [['hello', 'object']]);
     memo.clear();
@@ -173,4 +179,31 @@ void test('a failed batch brings the companions again with the next miss', async
     fail = false;
     assert.equal(await memo.count('m', 'hello'), scaled(5, 1.05));
     assert.deepEqual(server.calls, [['hello', 'type'], ['hello', 'type']]);
+});
+
+void test('CJK text and tool-schema strings have scales of their own', async () => {
+    const server = new FakeServer();
+    server.scale = 1.5;
+    server.cjkScale = 0.5;
+    server.toolScale = 2;
+    const memo = new CountMemo(server.request, sha, { companions: () => ['description'] });
+    assert.equal(await memo.count('m', 'ab中文字'), Math.ceil(2 * 1.5 + 3 * 0.5));
+    assert.equal(await memo.count('m', 'description'), 22, 'a companion is a tool string');
+    assert.equal(await memo.count('m', 'read_file'), Math.ceil(9 * 1.5));
+    memo.addToolStrings(['read_file']);
+    assert.equal(await memo.count('m', 'read_file'), 18, "a chat request's tool names too");
+    assert.equal(server.calls.length, 2);
+});
+
+void test('a calibration push rescales strings at once and drops stale message counts', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+    await memo.count('m', 'x'.repeat(10));
+    await memo.count('m', message);
+    memo.calibrate('m', { text: 3, cjk: 3, tools: 3 }, 2);
+    assert.equal(await memo.count('m', 'x'.repeat(10)), 30);
+    assert.equal(server.calls.length, 2);
+    await memo.count('m', message);
+    assert.equal(server.calls.length, 3, 'the message is asked again');
 });

@@ -4,42 +4,50 @@ import { test } from 'node:test';
 import { CountRecorder } from '../../src/countRecorder';
 
 const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+const empty = { inputs: [], answers: [], chats: [], dropped: 0 };
 
-void test('nothing is kept until a recording starts', () => {
+void test('records nothing until started, and nothing after it stopped', () => {
     const recorder = new CountRecorder();
-    recorder.note('before');
-    assert.equal(recorder.recording, false);
-    assert.deepEqual(recorder.stop(), { inputs: [], dropped: 0 });
+    recorder.note('before')(3);
+    recorder.chat([message], []);
+    assert.deepEqual(recorder.stop(), empty);
 });
 
-void test('a recording keeps strings and messages in call order, then stops', () => {
+void test('keeps every input in call order with its answer, and the chats between them', () => {
     const recorder = new CountRecorder();
     recorder.start();
+    const answerA = recorder.note('a');
+    const answerMessage = recorder.note(message);
+    recorder.chat([message], [{ name: 'tool' }]);
     recorder.note('a');
-    recorder.note(message);
-    recorder.note('a');
-    assert.equal(recorder.recording, true);
-    assert.deepEqual(recorder.stop(), { inputs: ['a', message, 'a'], dropped: 0 });
+    answerMessage(9);
+    answerA(1);
+    assert.deepEqual(recorder.stop(), {
+        inputs: ['a', message, 'a'],
+        answers: [1, 9, null],
+        chats: [{ afterCalls: 2, messages: [message], tools: [{ name: 'tool' }] }],
+        dropped: 0,
+    });
     recorder.note('after');
-    assert.equal(recorder.recording, false);
-    assert.deepEqual(recorder.stop().inputs, []);
+    assert.deepEqual(recorder.stop(), empty);
 });
 
-void test('a recording is bounded and counts what it dropped', () => {
+void test('stops keeping inputs at the limit and counts the rest', () => {
     const recorder = new CountRecorder();
     recorder.start(2);
     for (const s of ['a', 'b', 'c', 'd']) {
-        recorder.note(s);
+        recorder.note(s)(1);
     }
-    assert.deepEqual(recorder.stop(), { inputs: ['a', 'b'], dropped: 2 });
+    assert.deepEqual(recorder.stop(), { inputs: ['a', 'b'], answers: [1, 1], chats: [], dropped: 2 });
 });
 
-void test('starting again begins a new recording', () => {
+void test('a new start drops the unfinished recording', () => {
     const recorder = new CountRecorder();
     recorder.start(1);
     recorder.note('a');
-    recorder.note('b');
+    const late = recorder.note('b');
     recorder.start(5);
     recorder.note('c');
-    assert.deepEqual(recorder.stop(), { inputs: ['c'], dropped: 0 });
+    late(4);
+    assert.deepEqual(recorder.stop(), { inputs: ['c'], answers: [null], chats: [], dropped: 0 });
 });

@@ -1,0 +1,220 @@
+// Large, varied, deterministic content for the Copilot suite: each turn's question with code, logs,
+// JSON, prose or CJK text, cut to a number of *true* tokens (the test upstream's tokenizer: o200k_base
+// or cl100k_base × skew), and the workspace files the test upstream makes Copilot read with its
+// read_file tool (scripted tool-call rounds, see tests/upstream/model.py `scripted_call`).
+'use strict';
+const path = require('path');
+
+function rng(seed) {
+    let s = seed >>> 0;
+    return () => {
+        s = (s + 0x6d2b79f5) >>> 0;
+        let t = s;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+const WORDS = ('account ledger invoice cache shard replica window budget token stream parser buffer ' +
+    'session tenant quota retry backoff schema payload cursor offset checksum digest snapshot queue ' +
+    'worker lease heartbeat gateway router upstream downstream metric sample bucket histogram').split(' ');
+
+function pick(r, list) { return list[Math.floor(r() * list.length)]; }
+function ident(r) { return `${pick(r, WORDS)}_${pick(r, WORDS)}`; }
+function camel(r) { const a = pick(r, WORDS); const b = pick(r, WORDS); return a + b[0].toUpperCase() + b.slice(1); }
+
+function pythonModule(r, size) {
+    const lines = ['from __future__ import annotations', '', 'import dataclasses', 'import logging', '',
+        'log = logging.getLogger(__name__)', ''];
+    while (lines.join('\n').length < size) {
+        const cls = camel(r).replace(/^./, (c) => c.toUpperCase());
+        lines.push('', '@dataclasses.dataclass', `class ${cls}:`, `    """Tracks the ${pick(r, WORDS)} of one ${pick(r, WORDS)}."""`, '');
+        for (let f = 0; f < 3 + Math.floor(r() * 4); f++) lines.push(`    ${ident(r)}: int = ${Math.floor(r() * 1000)}`);
+        for (let m = 0; m < 2 + Math.floor(r() * 3); m++) {
+            const name = ident(r);
+            lines.push('', `    def ${name}(self, ${pick(r, WORDS)}: int, limit: int = ${Math.floor(r() * 64) + 1}) -> int:`,
+                `        """Return the ${pick(r, WORDS)} after applying ${pick(r, WORDS)} rules."""`,
+                `        total = 0`,
+                `        for i in range(limit):`,
+                `            if i % ${2 + Math.floor(r() * 7)} == 0:`,
+                `                total += self.${ident(r)} if hasattr(self, "${ident(r)}") else i`,
+                `            else:`,
+                `                log.debug("${name}: %s %d", "${pick(r, WORDS)}", i)`,
+                `        return total * ${Math.floor(r() * 9) + 1}`);
+        }
+    }
+    return lines.join('\n');
+}
+
+function typescriptModule(r, size) {
+    const lines = ["import { EventEmitter } from 'node:events';", ''];
+    while (lines.join('\n').length < size) {
+        const iface = camel(r).replace(/^./, (c) => c.toUpperCase());
+        lines.push(`export interface ${iface} {`);
+        for (let f = 0; f < 4; f++) lines.push(`    ${camel(r)}: ${pick(r, ['number', 'string', 'boolean', 'string[]'])};`);
+        lines.push('}', '', `export class ${iface}Store extends EventEmitter {`,
+            `    private readonly items = new Map<string, ${iface}>();`, '');
+        for (let m = 0; m < 3; m++) {
+            const name = camel(r);
+            lines.push(`    async ${name}(key: string, retries = ${1 + Math.floor(r() * 5)}): Promise<${iface} | undefined> {`,
+                `        for (let attempt = 0; attempt < retries; attempt++) {`,
+                `            const found = this.items.get(\`\${key}:${pick(r, WORDS)}\`);`,
+                `            if (found && found.${camel(r)} !== undefined) return found;`,
+                `            await new Promise((resolve) => setTimeout(resolve, ${10 * (1 + Math.floor(r() * 20))}));`,
+                `        }`,
+                `        this.emit('${pick(r, WORDS)}', key);`,
+                `        return undefined;`,
+                `    }`, '');
+        }
+        lines.push('}', '');
+    }
+    return lines.join('\n');
+}
+
+function serviceLog(r, size) {
+    const lines = [];
+    let t = Date.UTC(2025, 2, 14, 9, 30, 0);
+    while (lines.join('\n').length < size) {
+        t += Math.floor(r() * 2500);
+        const level = pick(r, ['INFO', 'INFO', 'INFO', 'DEBUG', 'WARN', 'ERROR']);
+        const rid = Math.floor(r() * 0xffffffff).toString(16).padStart(8, '0');
+        lines.push(`${new Date(t).toISOString()} ${level.padEnd(5)} [${pick(r, WORDS)}-${Math.floor(r() * 8)}] ` +
+            `req=${rid} ${pick(r, WORDS)} ${pick(r, ['started', 'finished', 'retrying', 'timed out', 'rejected'])} ` +
+            `in ${Math.floor(r() * 4000)}ms tenant=${Math.floor(r() * 500)} bytes=${Math.floor(r() * 1e6)}`);
+        if (level === 'ERROR') {
+            lines.push(`Traceback (most recent call last):`,
+                `  File "/srv/app/${pick(r, WORDS)}/${ident(r)}.py", line ${Math.floor(r() * 900)}, in ${ident(r)}`,
+                `    return self.${ident(r)}(payload, timeout=${Math.floor(r() * 30)})`,
+                `${pick(r, ['TimeoutError', 'KeyError', 'ConnectionResetError', 'ValueError'])}: ${pick(r, WORDS)} ${pick(r, WORDS)} unavailable`);
+        }
+    }
+    return lines.join('\n');
+}
+
+function jsonRecords(r, size) {
+    const records = [];
+    while (JSON.stringify(records, null, 2).length < size) {
+        records.push({
+            id: `${pick(r, WORDS)}-${Math.floor(r() * 1e6)}`,
+            tenant: Math.floor(r() * 500),
+            status: pick(r, ['active', 'suspended', 'pending', 'archived']),
+            limits: { [camel(r)]: Math.floor(r() * 1e4), [camel(r)]: Math.floor(r() * 1e4), burst: r() < 0.5 },
+            tags: [pick(r, WORDS), pick(r, WORDS), pick(r, WORDS)],
+            updatedAt: new Date(Date.UTC(2025, 0, 1) + Math.floor(r() * 3e10)).toISOString(),
+            note: `${pick(r, WORDS)} ${pick(r, WORDS)} ${pick(r, WORDS)} ${pick(r, WORDS)}`,
+        });
+    }
+    return JSON.stringify(records, null, 2);
+}
+
+
+// CJK prose: Chinese sentences built from a fixed vocabulary, with Japanese kana now and then.
+const HANZI = ('系统 缓存 账本 发票 分片 副本 窗口 预算 令牌 数据流 解析器 缓冲区 会话 租户 配额 重试 退避 模式 负载 游标 ' +
+    '偏移 校验和 摘要 快照 队列 工作者 租约 心跳 网关 路由 上游 下游 指标 样本 桶 直方图 服务 请求 响应 错误').split(' ');
+const KANA = 'の は を に が で と も から まで より'.split(' ');
+
+function cjkText(r, size) {
+    const lines = [];
+    while (lines.join('\n').length < size) {
+        const sentence = [];
+        for (let w = 0; w < 6 + Math.floor(r() * 10); w++) {
+            sentence.push(pick(r, HANZI), r() < 0.3 ? pick(r, KANA) : '');
+        }
+        lines.push(`${sentence.join('')}。${r() < 0.2 ? '\n' : ''}`);
+    }
+    return lines.join('');
+}
+
+// English prose: an incident write-up in plain sentences.
+const VERBS = 'dropped retried stalled recovered overflowed drained rotated rejected throttled replayed'.split(' ');
+
+function prose(r, size) {
+    const lines = [];
+    while (lines.join(' ').length < size) {
+        lines.push(`The ${pick(r, WORDS)} ${pick(r, VERBS)} while the ${pick(r, WORDS)} ${pick(r, WORDS)} ` +
+            `was ${pick(r, VERBS)}, so the team ${pick(r, VERBS)} every ${pick(r, WORDS)} before the ` +
+            `${pick(r, WORDS)} window closed${r() < 0.25 ? '.\n\n' : '.'}`);
+    }
+    return lines.join(' ');
+}
+
+const KINDS = {
+    python: ['python', 'Review this Python module and list the three riskiest functions', pythonModule],
+    cjk: ['text', '请审阅这份中文事故报告，并指出最早出现的问题', cjkText],
+    log: ['log', 'These are the service logs from last night\'s incident; what went wrong first', serviceLog],
+    prose: ['markdown', 'Here is the incident write-up; summarise the timeline', prose],
+    json: ['json', 'Here is the tenant configuration export; which tenants look misconfigured', jsonRecords],
+    typescript: ['typescript', 'Review this TypeScript store for race conditions', typescriptModule],
+};
+const ORDER = ['python', 'cjk', 'log', 'prose', 'json', 'typescript'];
+
+// Workspace files Copilot reads in scripted tool-call rounds: [relative path, kind, true tokens].
+const FILES = [
+    ['src/ledger_service.py', 'python', 2400],
+    ['logs/gateway.log', 'log', 2000],
+    ['docs/incident-notes.md', 'prose', 1800],
+    ['config/tenants.json', 'json', 2200],
+];
+// Per turn (cycled): which FILES Copilot is made to read before it answers.
+const READS = [[], [0], [], [1, 2], [], [3], [0], [], [2], [1], [], [3, 0]];
+// Per turn (cycled): the true tokens of the turn's content.
+const TOKENS = [5000, 4200, 5800, 4600, 5400, 4000];
+
+/**
+ * Builds turns and files for one true tokenizer: `count(text)` is the encoder's token count and
+ * `skew` its scale, so content is cut to `ceil(count × skew)` ≈ the wanted true tokens.
+ */
+class Content {
+    constructor(count, skew, workspace) {
+        this.count = count;
+        this.skew = skew;
+        this.workspace = workspace;
+    }
+
+    /** `make`'s text from seed `seed`, cut at a line end once it reaches `tokens` true tokens. */
+    sized(make, seed, tokens) {
+        let size = Math.ceil(tokens / this.skew * 3);
+        for (;;) {
+            const text = make(rng(seed), size);
+            if (Math.ceil(this.count(text) * this.skew) < tokens) {
+                size *= 2;
+                continue;
+            }
+            const lines = text.split('\n');
+            let lo = 1;
+            let hi = lines.length;
+            while (lo < hi) { // the fewest whole lines that reach `tokens`
+                const mid = (lo + hi) >> 1;
+                if (Math.ceil(this.count(lines.slice(0, mid).join('\n')) * this.skew) >= tokens) hi = mid; else lo = mid + 1;
+            }
+            return lines.slice(0, lo).join('\n');
+        }
+    }
+
+    /** The workspace files: [{relative, absolute, text, lines}]. */
+    files() {
+        return FILES.map(([relative, kind, tokens], i) => {
+            const text = this.sized(KINDS[kind][2], 500 + i, tokens);
+            return { relative, absolute: path.join(this.workspace, relative), text, lines: text.split('\n').length };
+        });
+    }
+
+    /** Turn `i`'s query: the question, the scripted reads, and its content in a fenced block. */
+    query(i, files) {
+        const kind = ORDER[i % ORDER.length];
+        const [lang, ask, make] = KINDS[kind];
+        const reads = READS[i % READS.length].map((f) => files[f]);
+        const calls = reads.map((f) => ({ name: 'read_file', arguments: { filePath: f.absolute, startLine: 1, endLine: f.lines } }));
+        const readLine = reads.length ? `\nRead ${reads.map((f) => f.relative).join(' and ')} first.` : '';
+        const content = this.sized(make, 1000 + i, TOKENS[i % TOKENS.length]);
+        return {
+            kind,
+            reads: reads.length,
+            text: `${ask} (part ${i + 1}).${readLine}\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>\n\n` +
+                `\`\`\`${lang}\n${content}\n\`\`\`\n`,
+        };
+    }
+}
+
+module.exports = { Content };

@@ -1,0 +1,206 @@
+"""What calibration learns per model: the API's input count as a sum of components (DESIGN §4).
+
+For one request the API's count is modelled as
+
+    text × (non-CJK tokens) + cjk × (CJK tokens) + tools × (tokens of the tools' JSON)
+    + message × (number of messages) + fixed
+
+where the token counts are tokengauge's own tiktoken counts (`counting.RequestFeatures`). The five
+coefficients are learned from every usage report by a small Kalman filter (recursive least
+squares with forgetting): it starts from conservative ratios with wide uncertainty, converges
+within a few requests, lets older requests weigh less (each report inflates the uncertainty by
+1/`FORGETTING`), and cannot be swung by one odd request: an innovation counts for at most
+`CLIP` standard deviations, and a count more than `REJECT` times off the prediction teaches
+nothing. Coefficients stay within `BOUNDS`. Predictions carry their standard deviation, so a
+caller can add a margin that is wide while little is known and narrow once the API has spoken.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+
+COMPONENTS: Final = ("text", "cjk", "tools", "message", "fixed")
+
+
+@attrs.frozen
+class Prior:
+    """What is believed of a model before its API has reported anything: means and spreads."""
+
+    mean: tuple[float, float, float, float, float]
+    std: tuple[float, float, float, float, float]
+
+
+APPROXIMATE: Final = Prior(mean=(1.15, 1.15, 1.15, 5.0, 6.0), std=(0.25, 0.5, 0.25, 2.5, 12.0))
+"""Our tokenizer stands in for the API's (Claude, Gemini, open models): ratios a little above
+tiktoken, wide; with one standard deviation of margin the first estimates run ~40% high."""
+EXACT: Final = Prior(mean=(1.0, 1.0, 1.0, 4.0, 3.0), std=(0.06, 0.06, 0.1, 2.0, 6.0))
+"""Our tokenizer is the API's (OpenAI's GPT models): text counts are right; the tools' encoding
+and the overheads are the API's own business."""
+BOUNDS: Final = ((0.3, 4.0), (0.2, 4.0), (0.3, 4.0), (0.0, 64.0), (0.0, 4096.0))
+FORGETTING: Final = 0.95
+NOISE_SHARE: Final = 0.01
+"""Measurement noise: 1% of the count, ..."""
+NOISE_FLOOR: Final = 4.0
+"""... and at least 4 tokens."""
+REFERENCE: Final = (20_000.0, 2_000.0, 12_000.0, 10.0, 1.0)
+"""A typical agent request (its features) until a model has seen one of its own."""
+REFERENCE_FADING: Final = 0.9
+CLIP: Final = 2.5
+REJECT: Final = 8.0
+STD_CAP: Final = 10.0
+"""Forgetting never lets a coefficient's uncertainty grow past 10× its prior's."""
+
+Vector = tuple[float, float, float, float, float]
+
+
+@attrs.frozen
+class Prediction:
+    """A predicted count and its standard deviation."""
+
+    mean: float
+    std: float
+
+    def upper(self, sigmas: float) -> float:
+        """The mean plus `sigmas` standard deviations."""
+        return self.mean + sigmas * self.std
+
+
+@attrs.define
+class ComponentFit:
+    """The coefficients of one model, their covariance, and how many reports made them."""
+
+    mean: list[float]
+    cov: list[list[float]]
+    prior: Prior
+    observations: int = 0
+    reference: list[float] = attrs.field(factory=lambda: list(REFERENCE))
+    """What recent requests were made of (each feature's recent largest, fading by
+    `REFERENCE_FADING` per report): margins are shared out for requests like them, so a component
+    the last request lacked (tools, after a request without) keeps its share."""
+
+    @classmethod
+    def start(cls, prior: Prior) -> ComponentFit:
+        """A fit that knows only `prior`."""
+        size = len(prior.std)
+        cov = [[prior.std[i] ** 2 if i == j else 0.0 for j in range(size)] for i in range(size)]
+        return cls(list(prior.mean), cov, prior)
+
+    def coefficient(self, name: str) -> float:
+        """One coefficient by its name in `COMPONENTS`."""
+        return self.mean[COMPONENTS.index(name)]
+
+    def std(self, name: str) -> float:
+        """One coefficient's standard deviation."""
+        i = COMPONENTS.index(name)
+        return math.sqrt(max(0.0, self.cov[i][i]))
+
+    def predict(self, x: Sequence[float]) -> Prediction:
+        """The count of something whose features are `x` (see the module docstring)."""
+        mean = sum(m * v for m, v in zip(self.mean, x, strict=True))
+        variance = _quadratic(self.cov, x)
+        return Prediction(mean, math.sqrt(max(0.0, variance)))
+
+    def cautious(self, sigmas: float) -> list[float]:
+        """Coefficients with a margin: together `sigmas` standard deviations of the reference
+        request's predicted count, shared out by each coefficient's part in that uncertainty (so
+        uncertainties that cancel out between components are not paid twice); never below the
+        mean."""
+        y = self.reference
+        py = [sum(c * v for c, v in zip(row, y, strict=True)) for row in self.cov]
+        spread = math.sqrt(max(0.0, sum(p * v for p, v in zip(py, y, strict=True))))
+        if spread <= 0:
+            return list(self.mean)
+        return [m + max(0.0, sigmas * p / spread) for m, p in zip(self.mean, py, strict=True)]
+
+    def update(self, x: Sequence[float], actual: float) -> bool:
+        """Learn that the API counted `actual` for features `x`; False if it taught nothing."""
+        predicted = self.predict(x)
+        if actual <= 0 or predicted.mean <= 0:
+            return False
+        if actual > REJECT * predicted.mean or actual * REJECT < predicted.mean:
+            return False
+        cov = [[c / FORGETTING for c in row] for row in self.cov]
+        px = [sum(c * v for c, v in zip(row, x, strict=True)) for row in cov]
+        noise = max(NOISE_FLOOR, NOISE_SHARE * actual) ** 2
+        s = sum(p * v for p, v in zip(px, x, strict=True)) + noise
+        gain = [p / s for p in px]
+        innovation = actual - predicted.mean
+        limit = CLIP * math.sqrt(s)
+        innovation = max(-limit, min(limit, innovation))
+        self.mean = [m + g * innovation for m, g in zip(self.mean, gain, strict=True)]
+        self.cov = [[cov[i][j] - gain[i] * px[j] for j in range(len(x))] for i in range(len(x))]
+        self._constrain()
+        self.observations += 1
+        self.reference = [
+            max(r * REFERENCE_FADING, v) for r, v in zip(self.reference, x, strict=True)
+        ]
+        return True
+
+    def _constrain(self) -> None:
+        for i, (low, high) in enumerate(BOUNDS):
+            self.mean[i] = min(high, max(low, self.mean[i]))
+            cap = (STD_CAP * self.prior.std[i]) ** 2
+            if self.cov[i][i] > cap:
+                scale = math.sqrt(cap / self.cov[i][i])
+                for j in range(len(BOUNDS)):
+                    self.cov[i][j] *= scale
+                    self.cov[j][i] *= scale
+        # Keep the matrix symmetric against rounding.
+        n = len(BOUNDS)
+        for i in range(n):
+            for j in range(i + 1, n):
+                average = (self.cov[i][j] + self.cov[j][i]) / 2
+                self.cov[i][j] = self.cov[j][i] = average
+
+    def to_json(self) -> dict[str, Any]:
+        """The fit as a JSON document (for the ledger)."""
+        return {
+            "mean": list(self.mean),
+            "cov": [list(r) for r in self.cov],
+            "n": self.observations,
+            "ref": list(self.reference),
+        }
+
+    @classmethod
+    def from_json(cls, data: object, prior: Prior) -> ComponentFit | None:
+        """A fit from `to_json`'s document; None if it is not one."""
+        if not isinstance(data, dict):
+            return None
+        mean, cov, n = data.get("mean"), data.get("cov"), data.get("n")
+        size = len(COMPONENTS)
+        if not (_numbers(mean, size) and isinstance(cov, list) and len(cov) == size):
+            return None
+        if not all(_numbers(row, size) for row in cov) or not isinstance(n, int):
+            return None
+        assert isinstance(mean, list)  # for mypy: _numbers checked it
+        reference = data.get("ref")
+        fit = cls(
+            [float(v) for v in mean],
+            [[float(v) for v in row] for row in cov],
+            prior,
+            n,
+            [float(v) for v in reference] if _numbers(reference, size) else list(REFERENCE),  # type: ignore[union-attr]
+        )
+        fit._constrain()
+        return fit
+
+
+def features(other: float, cjk: float, tools: float, messages: float, fixed: float) -> Vector:
+    """A feature vector in `COMPONENTS` order."""
+    return (other, cjk, tools, messages, fixed)
+
+
+def _quadratic(matrix: list[list[float]], x: Sequence[float]) -> float:
+    return sum(x[i] * matrix[i][j] * x[j] for i in range(len(x)) for j in range(len(x)))
+
+
+def _numbers(value: object, size: int) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == size
+        and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)
+    )
