@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from tests.strategies import any_text
 from tests.upstream.config import ModelBehavior
 from tests.upstream.model import count_prompt
+from tokengauge import budget
 from tokengauge.calibration import ACTUAL_MARGIN, Usage, largest_remainder, scaled
 from tokengauge.component_fit import BOUNDS, COMPONENTS
 from tokengauge.gauge import COPILOT_MESSAGE_OVERHEAD, Gauge
@@ -38,6 +39,13 @@ SETTINGS = ServerSettings(
         ModelSettings(id="gpt-4o", provider="test"),
         ModelSettings(id="claude-sonnet-4-5", provider="test", context_window=200_000),
         ModelSettings(id="small", provider="test", context_window=8192, max_output_tokens=2048),
+        ModelSettings(
+            id="claude-small",
+            provider="test",
+            family="claude-sonnet-4",
+            context_window=16_000,
+            max_output_tokens=2_000,
+        ),
     ),
 )
 TOOLS = [
@@ -189,21 +197,31 @@ def test_new_messages_get_what_the_api_charged_for_them(gauge: Gauge):
         messages = grown
 
 
-def test_copilot_sum_of_our_answers_is_the_request_estimate(gauge: Gauge):
-    """Copilot adds 3 per message and counts tools by its own formula over our string answers:
-    what it sums must come to our estimate of the whole request (DESIGN §1)."""
-    model = gauge.model("claude-sonnet-4-5")
-    messages = conversation()
-    for skew in (1.45, 1.45, 1.45):
+@pytest.mark.parametrize("skew", [0.7, 1.0, 1.45, 1.6])
+def test_copilots_budget_edge_holds_what_the_api_takes(gauge: Gauge, skew: float):
+    """Copilot fits its own o200k count of the messages within `0.9 × (maxInputTokens − tools)`,
+    the tools counted through us: at that edge, what the API charges must fit the window, and
+    not fall far short of what an exact count would allow."""
+    model = gauge.model("claude-small")
+    for turns in range(1, 7):
+        messages = conversation(turns=turns, size=30)
         record(gauge, model.id, messages, api_count(gauge, model.id, messages, skew))
-    messages = [*messages, Message(role="user", content=[TextPart(CJK * 10 + "and code " * 80)])]
-    estimate = gauge.estimate(model, messages, TOOLS)
-    answers = gauge.count(model.id, messages)
-    walk = estimate.features.walk
-    copilot = copilot_tools(walk, answers.scales.tools) + sum(
-        t + COPILOT_MESSAGE_OVERHEAD for t in answers.tokens
-    )
-    assert copilot == pytest.approx(estimate.total, rel=0.005, abs=8)
+    walk = gauge.estimate(model, conversation(), TOOLS).features.walk
+    copilot_tools_count = copilot_tools(walk, gauge.scales(model).tools)
+    max_input = gauge.max_input_tokens(model)
+    edge = math.floor(0.9 * (max_input - copilot_tools_count))
+    turns = 1
+    while gauge.copilot_view.messages(conversation(turns + 1, size=30)) <= edge:
+        turns += 1  # the longest conversation (of the kind calibration saw) Copilot admits
+    api = api_count(gauge, model.id, conversation(turns, size=30), skew)
+    assert api <= budget.input_target(model, None)
+    step = api_count(gauge, model.id, conversation(turns + 1, size=30), skew) - api
+    tools_true = api_count(gauge, model.id, [], skew)  # the tools alone (and the overhead)
+    exact_edge = 0.9 * max_input + 0.1 * tools_true
+    if copilot_tools_count > copilot_tools(walk, 0.0):  # not at the formula's floor
+        assert exact_edge - step - 0.04 * exact_edge <= api <= exact_edge + 0.02 * exact_edge
+    else:  # Copilot's own count runs high (skew < 1): the tools claim as little as they can
+        assert skew < 1
 
 
 def test_actuals_follow_the_family_and_outlive_the_process(tmp_path: Path):

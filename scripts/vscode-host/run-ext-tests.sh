@@ -75,6 +75,7 @@ printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$WORK/con
 setsid "$CS" --config "$WORK/config.yaml" \
   --user-data-dir "$WORK/ud" --extensions-dir "$WORK/exts" \
   --disable-telemetry --disable-update-check --disable-workspace-trust \
+  ${VSC_LOG_LEVEL:+--log "$VSC_LOG_LEVEL"} \
   --vscode-option enable-smoke-test-driver "$WORK/ws" > "$WORK/code-server.log" 2>&1 &
 CS_PID=$!
 echo "code-server pgid $CS_PID" >> "$WORK/pids"

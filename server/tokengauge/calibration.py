@@ -16,9 +16,11 @@ The `epoch` changes whenever a count could change.
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import re
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Final, Literal
@@ -37,7 +39,7 @@ from tokengauge.counting import RequestCounter, RequestFeatures, TextCount, Tool
 from tokengauge.ledger import Ledger
 from tokengauge.models import ModelSpec
 from tokengauge.overflow import ErrorKind, ParsedError
-from tokengauge.scales import Scales, tool_scale
+from tokengauge.scales import DEFAULT_WALK_SHORTFALL, Scales, copilot_tools_target, tool_scale
 from tokengauge.wire import Message, Tool
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,12 @@ SIGMAS: Final = 1.5
 SPREAD_RANGE: Final = (0.5, 2.0)
 """A spread that gives messages less than half or more than twice their prediction is odd."""
 OVERFLOW_MARGIN: Final = 1.05
+COPILOT_RATIO_PRIOR: Final = {False: 1.25, True: 1.05}
+"""API tokens per token of Copilot's o200k count of messages, before any report: a Claude or an
+open model (tokenizer unknown, be careful), an OpenAI model (its own tokenizer)."""
+COPILOT_RATIO_MARGIN: Final = 1.02
+COPILOT_RATIO_WINDOW: Final = 12
+COPILOT_RATIO_MIN_TOKENS: Final = 200
 EXACT_FAMILIES: Final = re.compile(r"^(gpt-(3\.5|4|5)|o\d|chatgpt-4o)", re.I)
 """Families whose API counts text with the very encoding tokengauge uses for them."""
 _EPSILON: Final = 1e-9
@@ -155,7 +163,8 @@ class Calibration:
         self._clock = clock
         self._fits: dict[str, ComponentFit] = {}
         self._walks: dict[str, ToolWalk | None] = {}
-        self._scales: dict[str, Scales] = {}
+        self._scales: dict[tuple[str, int], Scales] = {}
+        self._copilot_ratios: dict[str, collections.deque[float]] = {}
         self._cautious: dict[str, list[float]] = {}
         self.epoch = int(clock() * 1000)
 
@@ -181,15 +190,31 @@ class Calibration:
         """The fit's coefficients by name."""
         return dict(zip(COMPONENTS, self.fit(model).mean, strict=True))
 
-    def scales(self, model: ModelSpec) -> Scales:
-        """What raw string counts are multiplied by for this model (strings of text or tools)."""
-        model_id = model.id
-        cached = self._scales.get(model_id)
+    def scales(self, model: ModelSpec, max_input: int) -> Scales:
+        """What raw string counts are multiplied by for this model (strings of text or tools),
+        with `max_input` the budget Copilot renders against (see `copilot_tools_target`)."""
+        key = (model.id, max_input)
+        cached = self._scales.get(key)
         if cached is None:
-            text, cjk, tools, _, _ = self.coefficients(model)
-            cached = Scales(text=text, cjk=cjk, tools=tool_scale(tools, self._walk(model_id)))
-            self._scales[model_id] = cached
+            text, cjk, tools, _, fixed = self.coefficients(model)
+            walk = self._walk(model.id)
+            if walk is None:
+                tool = tools * DEFAULT_WALK_SHORTFALL
+            else:
+                ratio = self.copilot_ratio(model) * COPILOT_RATIO_MARGIN
+                target = copilot_tools_target(max_input, tools * walk.json + fixed, ratio)
+                tool = tool_scale(target, walk)
+            cached = Scales(text=text, cjk=cjk, tools=tool)
+            self._scales[key] = cached
         return cached
+
+    def copilot_ratio(self, model: ModelSpec) -> float:
+        """What the API charges for messages per token of Copilot's own count of them: the median
+        of the recent requests' ratios (a prior before any)."""
+        observed = self._ratios(model.id)
+        if not observed:
+            return COPILOT_RATIO_PRIOR[prior_for(model) is EXACT]
+        return statistics.median(observed)
 
     def overhead(self, model: ModelSpec) -> tuple[int, int]:
         """The per-message and per-request overheads (rounded up, with their margins)."""
@@ -204,7 +229,8 @@ class Calibration:
 
     def estimate_text(self, model: ModelSpec, count: TextCount) -> int:
         """A string's count (no structure): `ceil(other × text + cjk × cjk)`."""
-        return self.scales(model).tokens(count)
+        text, cjk, tools, _, _ = self.coefficients(model)
+        return Scales(text=text, cjk=cjk, tools=tools).tokens(count)
 
     def estimate_message(self, model: ModelSpec, count: TextCount, digest: str) -> MessageEstimate:
         """A message's true size: the stored API actual if there is one, else the fit's."""
@@ -247,10 +273,19 @@ class Calibration:
             ratios=self.ratios(model),
         )
 
-    def record_usage(self, model: ModelSpec, estimate: RequestEstimate, usage: Usage) -> bool:
-        """Learn from a response's usage report; False if it taught nothing."""
+    def record_usage(
+        self,
+        model: ModelSpec,
+        estimate: RequestEstimate,
+        usage: Usage,
+        copilot_messages: int | None = None,
+    ) -> bool:
+        """Learn from a response's usage report; False if it taught nothing.
+
+        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`).
+        """
         actual = usage.total_input_tokens
-        if not self._learn(model, estimate, actual):
+        if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
             log.warning(
                 "%s: the API counted %d input tokens where we expected about %d; ignored",
                 model.id,
@@ -284,6 +319,7 @@ class Calibration:
         estimate: RequestEstimate,
         error: ParsedError,
         window: int,
+        copilot_messages: int | None = None,
     ) -> int | None:
         """Learn from an overflow error; returns the newly learned limit, if it changed.
 
@@ -302,7 +338,10 @@ class Calibration:
         if true_input is None:
             floor = (limit or window) + 1
             true_input = max(floor, math.ceil(estimate.total * OVERFLOW_MARGIN))
-        if not self._learn(model, estimate, true_input, force=True):
+        learned = self._learn(
+            model, estimate, true_input, force=True, copilot_messages=copilot_messages
+        )
+        if not learned:
             log.warning(
                 "%s: overflow (%s) claims %d input tokens where we counted about %d; ignored",
                 model.id,
@@ -331,7 +370,12 @@ class Calibration:
         return new_limit
 
     def _learn(
-        self, model: ModelSpec, estimate: RequestEstimate, actual: int, force: bool = False
+        self,
+        model: ModelSpec,
+        estimate: RequestEstimate,
+        actual: int,
+        force: bool = False,
+        copilot_messages: int | None = None,
     ) -> bool:
         """Update the fit and the stored actuals; `force`: the count is the API's own word for
         this very request (an overflow error), so its actuals are stored even if they look odd
@@ -343,7 +387,9 @@ class Calibration:
             return False
         self.ledger.set_document(_fit_key(model.id), fit.to_json())
         self._store_actuals(model, estimate, actual, force)
-        self._scales.pop(model.id, None)
+        if copilot_messages:
+            self._observe_copilot_ratio(model, estimate, actual, copilot_messages)
+        self._forget_scales(model.id)
         self._cautious.pop(model.id, None)
         self.epoch += 1
         return True
@@ -371,11 +417,41 @@ class Calibration:
             )
         self.ledger.put_actuals(model.family, updates)
 
+    def _observe_copilot_ratio(
+        self, model: ModelSpec, estimate: RequestEstimate, actual: int, copilot_messages: int
+    ) -> None:
+        """One more ratio of the messages' true size to Copilot's count of them."""
+        if copilot_messages < COPILOT_RATIO_MIN_TOKENS:
+            return
+        fit, request = self.fit(model), estimate.features
+        tools = fit.predict(features(0, 0, request.tools, 0, 0)).mean if request.tools else 0.0
+        messages = actual - tools - fit.predict(features(0, 0, 0, 0, 1)).mean
+        observed = self._ratios(model.id)
+        observed.append(max(0.05, messages / copilot_messages))
+        self.ledger.set_document(_copilot_key(model.id), list(observed))
+
+    def _ratios(self, model_id: str) -> collections.deque[float]:
+        ratios = self._copilot_ratios.get(model_id)
+        if ratios is None:
+            stored = self.ledger.get_document(_copilot_key(model_id))
+            values = [
+                float(v)
+                for v in (stored if isinstance(stored, list) else [])
+                if isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+            ]
+            ratios = collections.deque(values, maxlen=COPILOT_RATIO_WINDOW)
+            self._copilot_ratios[model_id] = ratios
+        return ratios
+
+    def _forget_scales(self, model_id: str) -> None:
+        for key in [k for k in self._scales if k[0] == model_id]:
+            del self._scales[key]
+
     def _remember_walk(self, model_id: str, walk: ToolWalk) -> None:
         if self._walk(model_id) == walk:
             return
         self._walks[model_id] = walk
-        self._scales.pop(model_id, None)
+        self._forget_scales(model_id)
         document = {"tools": walk.tools, "json": walk.json, "raws": list(walk.raws)}
         self.ledger.set_document(_walk_key(model_id), document)
         self.epoch += 1
@@ -419,6 +495,10 @@ def _ratios_text(ratios: dict[str, float]) -> str:
 
 def _fit_key(model_id: str) -> str:
     return f"fit/{model_id}"
+
+
+def _copilot_key(model_id: str) -> str:
+    return f"copilot-ratio/{model_id}"
 
 
 def _walk_key(model_id: str) -> str:

@@ -6,6 +6,7 @@ method takes plain DESIGN §3 objects and returns protocol payloads.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -15,6 +16,7 @@ import attrs
 
 from tokengauge import budget
 from tokengauge.calibration import Calibration, RequestEstimate
+from tokengauge.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting import RequestCounter, TextCount, message_digest
 from tokengauge.encodings import EncodingRegistry
 from tokengauge.frequent_strings import FrequentStrings
@@ -33,6 +35,7 @@ from tokengauge.protocol import (
     WarmCountsResult,
     WarmEntry,
 )
+from tokengauge.scales import Scales
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
 from tokengauge.text_counter import TextCounters
@@ -88,6 +91,11 @@ class Gauge:
         self.frequent = FrequentStrings(ledger)
         self.last: LastRequest | None = None
         self._request_counters: dict[str, RequestCounter] = {}
+
+    @functools.cached_property
+    def copilot_view(self) -> CopilotView:
+        """Copilot's own count of messages (its o200k_base), loaded when first needed."""
+        return CopilotView(self.encodings.get(COPILOT_ENCODING))
 
     @property
     def epoch(self) -> int:
@@ -187,8 +195,12 @@ class Gauge:
             raw=raws,
             cjk=cjks,
             epoch=self.epoch,
-            scales=self.calibration.scales(model),
+            scales=self.scales(model),
         )
+
+    def scales(self, model: ModelSpec) -> Scales:
+        """The model's multipliers of raw string counts, for its current input budget."""
+        return self.calibration.scales(model, self.max_input_tokens(model))
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
         """Raw counts of the most asked strings for each model, with each model's scales."""
@@ -196,7 +208,7 @@ class Gauge:
         scales = []
         for model_id in dict.fromkeys(model_ids):
             model = self.model(model_id)
-            model_scales = self.calibration.scales(model)
+            model_scales = self.scales(model)
             scales.append(ModelScales(model.id, model_scales))
             entries += [
                 WarmEntry(model.id, sha, raw, model_scales.tokens(TextCount(raw)))
@@ -230,7 +242,8 @@ class Gauge:
         """Learn from the usage the API reported for a request, as counted when it was sent."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
-        self.calibration.record_usage(model, estimate, params.usage)
+        copilot = self.copilot_view.messages(params.messages)
+        self.calibration.record_usage(model, estimate, params.usage, copilot)
         last = LastRequest(
             model.id,
             estimate,
@@ -260,7 +273,8 @@ class Gauge:
         learned = None
         if error.kind is ErrorKind.OVERFLOW:
             window = budget.effective_window(model, self.calibration.learned_limit(model.id))
-            learned = self.calibration.learn_overflow(model, estimate, error, window)
+            copilot = self.copilot_view.messages(params.messages)
+            learned = self.calibration.learn_overflow(model, estimate, error, window, copilot)
         return RecordResult(
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
@@ -302,7 +316,8 @@ class Gauge:
                 {
                     "id": model.id,
                     "ratios": self.calibration.ratios(model),
-                    "scales": unstructure(self.calibration.scales(model)),
+                    "scales": unstructure(self.scales(model)),
+                    "copilotRatio": self.calibration.copilot_ratio(model),
                     "learnedLimit": self.calibration.learned_limit(model.id),
                     "maxInputTokens": self.max_input_tokens(model),
                 }

@@ -1,11 +1,13 @@
-"""The multipliers of raw string counts, chosen so that Copilot Chat's sums come out right.
+"""The multipliers of raw string counts, chosen so that Copilot Chat's decisions come out right.
 
 A string's count is `ceil(other × text + cjk × cjk)` (CJK tokens and the rest have their own
-ratios). The strings of a tool schema get their own multiplier: Copilot counts tools as
+ratios). The strings of a tool schema get their own multiplier. Copilot counts tools through us as
 `floor(1.1 × (16 + Σ(8 + every key and string value)))`, which leaves out JSON punctuation,
-numbers and booleans, so exact string counts add up to less than the tools really cost (~8–17%
-for Copilot's agent tools). `tool_scale` picks the multiplier that makes Copilot's formula land on
-the tools' estimated true cost. The extension computes string counts with the same arithmetic.
+numbers and booleans; and it counts the messages of its agent prompt with its own o200k_base, not
+through us (`copilot_view`). The tools' count is therefore the one number of its render budget we
+decide: `copilot_tools_target` sets it so that the budget holds what the API can really take, and
+`tool_scale` picks the multiplier that makes Copilot's formula land on it. The extension computes
+string counts with the same arithmetic.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from tokengauge.counting import TextCount, ToolWalk
 COPILOT_TOOLS_BASE: Final = 16
 COPILOT_TOOL_OVERHEAD: Final = 8
 COPILOT_TOOLS_MARGIN: Final = 1.1
+BUDGET_SHARE: Final = 0.9
+"""Copilot's agent renders against `floor((maxInputTokens − toolTokens) × 0.9)`."""
 DEFAULT_WALK_SHORTFALL: Final = 1.2
 """Tools' JSON ÷ Copilot's formula over exact counts, when the tools are not known yet."""
 _EPSILON: Final = 1e-9
@@ -52,12 +56,28 @@ def copilot_tools(walk: ToolWalk, scale: float) -> int:
     return math.floor(body * COPILOT_TOOLS_MARGIN)
 
 
-def tool_scale(ratio: float, walk: ToolWalk | None) -> float:
-    """The smallest multiplier with which Copilot's formula reaches `ratio` × the tools' JSON."""
-    if walk is None or not walk.tools or not any(walk.raws):
-        return ratio * DEFAULT_WALK_SHORTFALL
-    target = math.ceil(ratio * walk.json - _EPSILON)
-    low, high = 0.0, max(1.0, ratio) * 16
+def copilot_tools_target(max_input: int, tools: float, ratio: float) -> int:
+    """What Copilot's count of the tools must come to so that its render budget holds what the
+    API can really take.
+
+    Copilot fits its own o200k count of the messages, `M`, within `0.9 × (max_input − T)`, where
+    `T` is its count of the tools (through us). The API charges about `ratio × M` for those
+    messages and `tools` for the tools (and the request overhead). Choosing
+    `T = tools + (ratio − 1) × M*`, where `M*` is the largest `M` that budget then admits, makes
+    Copilot's decision at its budget's edge the one it would make if it counted every token as
+    the API does: `ratio × M* + tools = 0.9 × max_input + 0.1 × tools`. With `ratio` below 1 the
+    target falls below `tools` (Copilot's own count runs high), down to what the formula allows.
+    """
+    share = BUDGET_SHARE
+    edge = share * (max_input - tools) / (1 + share * (ratio - 1))
+    return max(0, math.ceil(tools + (ratio - 1) * edge - _EPSILON))
+
+
+def tool_scale(target: int, walk: ToolWalk) -> float:
+    """The smallest multiplier with which Copilot's formula reaches `target` for these tools."""
+    if not walk.tools or not any(walk.raws):
+        return 1.0
+    low, high = 0.0, 16.0 * max(1.0, target / max(1, sum(walk.raws)))
     if copilot_tools(walk, high) < target:
         return high
     for _ in range(_SEARCH_STEPS):

@@ -131,7 +131,7 @@ class TokenGaugeServer(LanguageServer):
     def send_calibration(self, model_id: str) -> None:
         """Tell the extension a model's scales and the epoch (its memo follows at once)."""
         gauge = self.gauge
-        scales = gauge.calibration.scales(gauge.model(model_id))
+        scales = gauge.scales(gauge.model(model_id))
         payload = ModelScales(model_id, scales, gauge.epoch)
         self.protocol.notify(protocol.CALIBRATION, unstructure(payload))
 

@@ -174,7 +174,7 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
 
 async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Path):
     body = (wire / "error-llamacpp-exceed-context-size.json").read_text()
-    messages = conversation()
+    messages = conversation(size=500)  # ~7k tokens where the error says 14,429: believable
     changed = expect_notification(client, "tokenGauge/modelsChanged")
     result = await call(
         client,

@@ -1,7 +1,11 @@
-// What Copilot Chat's agent budget added up for each request, from the answers tokengauge gave its
-// provideTokenCount calls (recorded by the extension's diagnostics, see src/countRecorder.ts), using
-// Copilot 0.67's own rules (extChatTokenizer.ts): tools `floor(1.1 × (16 + Σ(8 + every key and string
-// value of {name, description, parameters})))`, each message its count + 3.
+// What Copilot Chat's agent budget added up for each request. Copilot 0.67 renders its agent prompt
+// with its own o200k_base tokenizer (the tokenizer provider picks it from the endpoint's `tokenizer`,
+// "o200k_base" for every extension-contributed model): each message of the OpenAI form counts 3 +
+// every string value (role, text, tool_call_id) + its tool calls' strings × 1.5 + 1 for a name. Only
+// the tools go through tokengauge's provideTokenCount (recorded by the extension's diagnostics, see
+// src/countRecorder.ts): `floor(1.1 × (16 + Σ(8 + every key and string value of {name, description,
+// parameters})))`. Also reported: what our message answers (+3 each) add up to, which Copilot uses
+// elsewhere (telemetry, tool-result and summary sizing), not for its render budget.
 'use strict';
 
 const EPHEMERAL = new Set(['cache_control', 'stateful_marker', 'usage']);
@@ -59,9 +63,24 @@ function sumOf(recording, chat) {
     const perMessage = chat.messages.map((m) => messages.get(canonical(m)));
     const counted = perMessage.filter((n) => n !== undefined).reduce((a, n) => a + n, 0);
     const unmatched = perMessage.filter((n) => n === undefined).length;
-    const messageSum = counted + 3 * chat.messages.length;
-    return { total: tools + messageSum, tools, messages: messageSum, counted, unmatched, missingStrings,
-        perMessage: perMessage.map((n) => (n === undefined ? null : n + 3)) };
+    return { tools, answers: counted + 3 * chat.messages.length, unmatched, missingStrings };
+}
+
+/** Copilot's own count of one message in the OpenAI form (its BPETokenizer.countMessageTokens). */
+function copilotMessageTokens(message, count) {
+    let total = 3;
+    for (const [key, value] of Object.entries(message)) {
+        if (!value) continue;
+        if (typeof value === 'string') total += count(value);
+        else if (key === 'tool_calls') {
+            const strings = value.flatMap((c) => [c.id, c.type, c.function && c.function.name, c.function && c.function.arguments]);
+            total += Math.floor(1.5 * strings.filter(Boolean).reduce((a, v) => a + count(v), 0));
+        } else if (Array.isArray(value)) {
+            total += value.filter((p) => p && p.type === 'text').reduce((a, p) => a + count(p.text || ''), 0);
+        }
+        if (key === 'name') total += 1;
+    }
+    return total;
 }
 
 /** The text of a DESIGN §3 message's parts, tool results included. */
@@ -81,19 +100,22 @@ function lastText(request) {
 /**
  * Copilot's sums for the requests of one turn, by upstream request id: each of the recording's
  * chats that carried tools against the upstream request(s) whose last message ends as the chat's
- * does (a chat the server sent more than once, a retry, covers each of them).
+ * does (a chat the server sent more than once, a retry, covers each of them); `count` is o200k_base.
  */
-function decompose(recording, requests) {
+function decompose(recording, requests, count) {
     const sums = new Map();
     for (const chat of recording.chats) {
         if (!chat.tools.length || !chat.messages.length) continue;
         const tail = partsText(chat.messages[chat.messages.length - 1].content).trim().slice(-160);
         const sum = sumOf(recording, chat);
         for (const request of requests) {
-            if (!sums.has(request.id) && lastText(request).includes(tail)) sums.set(request.id, sum);
+            if (sums.has(request.id) || !lastText(request).includes(tail)) continue;
+            const messages = ((request.json && request.json.messages) || [])
+                .reduce((a, m) => a + copilotMessageTokens(m, count), 0);
+            sums.set(request.id, { ...sum, messages, total: messages + sum.tools });
         }
     }
     return sums;
 }
 
-module.exports = { canonical, decompose, toolStrings };
+module.exports = { canonical, copilotMessageTokens, decompose, toolStrings };
