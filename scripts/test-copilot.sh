@@ -14,7 +14,9 @@
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
 # TG_COPILOT_RESULTS (a directory: keep each skew's figures there as skew-<skew>.json),
 # TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON, for the first
-# skew only; the source of bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh).
+# skew only; the source of bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh),
+# TG_COPILOT_COUNTER (tokengauge, the default, or baseline: the same scenario through an in-process
+# o200k provider written as GCMP's, bench/copilot_baseline, for docs/BENCHMARKS.md; not a test).
 # Each skew's upstream requests end up in /tmp/tg-copilot-test.*/requests.json (printed at the end).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,7 @@ TIMEOUT=${TG_COPILOT_TIMEOUT_MS:-600000}
 TRACE=${TG_COPILOT_TRACE:-}
 [ -z "$TRACE" ] || TRACE=$(realpath -m "$TRACE")
 RESULTS=${TG_COPILOT_RESULTS:-}
+COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
 MODEL=sim
 KEY=sk-tg-copilot-test-0123456789
 
@@ -82,10 +85,17 @@ JSON
     ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
         "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$WINDOW" "$TURNS" "$SKEW" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace")
 
-    echo "== copilot suite: true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, window $WINDOW, family $FAMILY"
+    extra=()
+    if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX
+        mkdir -p "$WORK/baseline" && cp -r bench/copilot_baseline "$WORK/baseline/extension"
+        (cd "$WORK/baseline" && "$PY" -m zipfile -c baseline.vsix extension) || exit 1
+        extra=(--install-vsix "$WORK/baseline/baseline.vsix")
+        ENVJSON=$(printf '%s' "$ENVJSON" | "$PY" -c 'import json,sys; e=json.load(sys.stdin); e.update(TG_COPILOT_VENDOR="tg-baseline", TG_COPILOT_UPSTREAM_WINDOW=e["TG_COPILOT_WINDOW"], TG_COPILOT_OUTPUT=sys.argv[1]); print(json.dumps(e))' "$OUTPUT")
+    fi
+    echo "== copilot suite ($COUNTER): true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, window $WINDOW, family $FAMILY"
     T0=$EPOCHREALTIME
     bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \
-        --settings "$WORK/settings.json" --timeout "$TIMEOUT" 2>&1 | tee "$WORK/run.log"
+        --settings "$WORK/settings.json" --timeout "$TIMEOUT" ${extra[@]+"${extra[@]}"} 2>&1 | tee "$WORK/run.log"
     rc=${PIPESTATUS[0]}
     kill "$UPSTREAM_PID" 2>/dev/null || true
     line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)

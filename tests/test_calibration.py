@@ -430,4 +430,13 @@ def test_uncalibrated_counts_never_fall_below_tiktoken(texts: list[str]):
         assert result.tokens[-1] + COPILOT_MESSAGE_OVERHEAD >= sum(exact)
 
 
+@pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5", "small"])
+def test_uncalibrated_cjk_text_is_never_below_tiktoken(model_id: str):
+    model = UNCALIBRATED.model(model_id)
+    text = CJK * 30
+    exact = len(UNCALIBRATED.encodings.get(model.encoding).encode_ordinary(text))
+    assert UNCALIBRATED.count(model_id, [text]).tokens == [pytest.approx(exact, rel=0.5)]
+    assert UNCALIBRATED.count(model_id, [text]).tokens[0] >= exact
+
+
 UNCALIBRATED = Gauge(SETTINGS, Ledger(None))

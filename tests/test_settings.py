@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tokengauge.settings import (
+    MIN_TOOL_RESULT_TOKENS,
     ModelSettings,
     Pricing,
     ProviderSettings,
@@ -217,3 +218,21 @@ def test_list_setting_that_is_not_a_list(
     assert settings.models == ()
     [warning] = warnings_of(log)
     assert key in warning
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warned"),
+    [
+        pytest.param(None, None, False, id="absent"),
+        pytest.param(0, None, False, id="zero-no-cap"),
+        pytest.param(4000, 4000, False, id="cap"),
+        pytest.param(100, MIN_TOOL_RESULT_TOKENS, True, id="too-small"),
+        pytest.param("lots", None, True, id="not-a-number"),
+    ],
+)
+def test_tool_result_max_tokens(
+    value: Any, expected: int | None, warned: bool, log: pytest.LogCaptureFixture
+) -> None:
+    options = {} if value is None else {"toolResultMaxTokens": value}
+    assert parse_settings(options).tool_result_max_tokens == expected
+    assert bool(warnings_of(log)) == warned

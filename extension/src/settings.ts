@@ -33,6 +33,7 @@ export interface ISettings {
     statusBarEnabled: boolean;
     logLevel: LogLevel;
     idleTimeout: number;
+    toolResultMaxTokens: number;
 }
 
 /** Read the settings; the server validates entries (and logs what it skips). */
@@ -45,6 +46,7 @@ export function readSettings(): ISettings {
         statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
         logLevel: config.get<LogLevel>('logLevel', 'info'),
         idleTimeout: config.get<number>('idleTimeout', 120),
+        toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
     };
 }
 
@@ -56,6 +58,7 @@ export function initializationOptions(settings: ISettings, storageDir: string): 
         models: settings.models,
         logLevel: settings.logLevel,
         idleTimeout: settings.idleTimeout,
+        toolResultMaxTokens: settings.toolResultMaxTokens,
     };
 }
 

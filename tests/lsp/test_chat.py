@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import sys
 import uuid
@@ -103,6 +104,34 @@ async def test_text_streams_in_order_and_usage_closes_the_loop(
     assert shares <= sum(actuals) <= true_input  # type: ignore[arg-type]
     status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
     assert status["text"].startswith("$(pulse) ") and status["severity"] == "info"
+
+
+async def test_usage_part_carries_the_whole_prompt_with_cache_reads(
+    client: LanguageClient, upstream: Upstream, wire: Path
+):
+    """Copilot's background compaction reads `prompt_tokens` from the usage part: for Anthropic it
+    must be input + cache read + cache write, not the uncached input alone."""
+    upstream.script(Scripted(fixture="anthropic-stream-cache-read"))
+    params = chat_params("claude-sonnet-4-5", conversation())
+    result = await chat(client, params)
+    start = next(
+        line
+        for line in (wire / "anthropic-stream-cache-read.sse").read_text().splitlines()
+        if line.startswith("data:") and "message_start" in line
+    )
+    usage = json.loads(start[5:])["message"]["usage"]
+    whole = (
+        usage["input_tokens"]
+        + usage["cache_read_input_tokens"]
+        + usage["cache_creation_input_tokens"]
+    )
+    assert whole > usage["input_tokens"] * 100  # this capture is almost all cache reads
+    part = parts_of(client, params)[-1]
+    assert part["type"] == "usage" and part["data"]["prompt_tokens"] == whole
+    assert (
+        part["data"]["prompt_tokens_details"]["cached_tokens"] == usage["cache_read_input_tokens"]
+    )
+    assert result["usage"]["prompt_tokens"] == whole
 
 
 async def test_tool_call_and_max_tokens(client: LanguageClient, upstream: Upstream):

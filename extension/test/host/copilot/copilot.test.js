@@ -43,6 +43,9 @@ const RESULT = env.TG_COPILOT_RESULT; // write the figures here (JSON)
 const TURN_TIMEOUT_MS = +(env.TG_COPILOT_TURN_TIMEOUT_MS || 90000);
 // Write every agent turn's provideTokenCount inputs here (JSON), for bench/count_compare.sh.
 const TRACE = env.TG_COPILOT_TRACE;
+// The provider under test: tokengauge, or the in-process o200k baseline (bench/copilot_baseline).
+const VENDOR = env.TG_COPILOT_VENDOR || 'tokengauge';
+const TOKENGAUGE = VENDOR === 'tokengauge';
 
 // Copilot 0.67 summarizes two ways: in the foreground when a prompt exceeds the agent budget (a 3-message
 // request without tools), and in the background once a rendered prompt reaches ~80% of maxInputTokens
@@ -94,7 +97,7 @@ function counter(name) {
     return (text) => encoding.encode(text, 'all').length;
 }
 
-const selector = { vendor: 'tokengauge', id: MODEL };
+const selector = { vendor: VENDOR, id: MODEL };
 
 async function chat(q, mode) {
     return vscode.commands.executeCommand('workbench.action.chat.open', {
@@ -125,9 +128,9 @@ function summarizations(all) {
     });
 }
 
-describe(`the real Copilot Chat drives tokengauge (true tokenizer ${ENCODING} × ${SKEW})`, function () {
+describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × ${SKEW})`, function () {
     this.timeout(TURN_TIMEOUT_MS + 30000);
-    const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+    const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports; // TOKENGAUGE only
     const turns = [];
     const rows = []; // one per main request: true size, Copilot's sum, tokengauge's estimate
     let model;
@@ -146,7 +149,7 @@ describe(`the real Copilot Chat drives tokengauge (true tokenizer ${ENCODING} ×
         assert.ok(model, `tokengauge model ${MODEL} not listed`);
         console.log(`model ${MODEL} (${model.family}): maxInputTokens ${model.maxInputTokens}, maxOutputTokens ` +
             `${model.maxOutputTokens}; upstream window ${WINDOW}, true tokenizer ${ENCODING} × ${SKEW}`);
-        if (API_KEY) await vscode.commands.executeCommand('tokenGauge.setApiKey', PROVIDER, API_KEY);
+        if (API_KEY && TOKENGAUGE) await vscode.commands.executeCommand('tokenGauge.setApiKey', PROVIDER, API_KEY);
 
         const workspace = vscode.workspace.workspaceFolders[0].uri;
         content = new Content(counter(ENCODING), SKEW, workspace.fsPath);
@@ -173,7 +176,7 @@ describe(`the real Copilot Chat drives tokengauge (true tokenizer ${ENCODING} ×
         it(`agent turn ${i + 1} answers`, async () => {
             const before = lastId(await upstreamRequests(), 0);
             const q = content.query(i, files);
-            api().diagnostics.startCountRecording(1_000_000);
+            if (TOKENGAUGE) api().diagnostics.startCountRecording(1_000_000);
             const t0 = Date.now();
             let result;
             let recording;
@@ -183,11 +186,11 @@ describe(`the real Copilot Chat drives tokengauge (true tokenizer ${ENCODING} ×
                 await vscode.commands.executeCommand('workbench.action.chat.cancel').then(undefined, () => undefined);
                 throw error;
             } finally {
-                recording = api().diagnostics.stopCountRecording();
+                recording = TOKENGAUGE ? api().diagnostics.stopCountRecording() : { inputs: [], answers: [], chats: [], dropped: 0 };
             }
             const ms = Date.now() - t0;
             const requests = await upstreamRequests(before);
-            const history = ((await api().usage()).history || []).filter((h) => h.kind === 'usage' && h.modelId === MODEL);
+            const history = TOKENGAUGE ? ((await api().usage()).history || []).filter((h) => h.kind === 'usage' && h.modelId === MODEL) : [];
             const estimateOf = (r) => (history.find((h) => h.inputTokens === r.prompt_tokens) || {}).estimatedTokens;
             const sums = decompose(recording, requests.filter((r) => toolsOf(r) > 0), copilotCount);
             if (DUMP) fs.writeFileSync(`${DUMP}.turn-${i + 1}.json`, JSON.stringify(recording));
@@ -240,7 +243,7 @@ describe(`the real Copilot Chat drives tokengauge (true tokenizer ${ENCODING} ×
         const overflows = all.filter(isTooLong).length;
         const ratio = (a, b) => (a && b ? a / b : null);
         return {
-            skew: SKEW, encoding: ENCODING, window: WINDOW, model: MODEL, family: model && model.family,
+            skew: SKEW, encoding: ENCODING, window: WINDOW, vendor: VENDOR, model: MODEL, family: model && model.family,
             maxInputTokens: model && model.maxInputTokens, turns: turns.length,
             failedTurns: turns.filter((t) => t.error).length + (TURNS - turns.length),
             requests: all.length, overflows, summaries,
