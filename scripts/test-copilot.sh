@@ -15,6 +15,7 @@
 # TG_COPILOT_RESULTS (a directory: keep each skew's figures there as skew-<skew>.json),
 # TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON, for the first
 # skew only; the source of bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh),
+# DRIVE_SCREENSHOTS (a directory: the workbench after every turn, as PNG),
 # TG_COPILOT_COUNTER (tokengauge, the default, or baseline: the same scenario through an in-process
 # o200k provider written as GCMP's, bench/copilot_baseline, for docs/BENCHMARKS.md; not a test).
 # Each skew's upstream requests end up in /tmp/tg-copilot-test.*/requests.json (printed at the end).
@@ -82,8 +83,8 @@ for SKEW in $SKEWS; do
 JSON
     trace=""
     [ "$SKEW" = "${SKEWS%% *}" ] && trace=$TRACE
-    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-        "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$WINDOW" "$TURNS" "$SKEW" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace")
+    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+        "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$WINDOW" "$TURNS" "$SKEW" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "${DRIVE_SCREENSHOTS:-}")
 
     extra=()
     if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX

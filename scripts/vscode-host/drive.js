@@ -3,6 +3,7 @@
 // prints every extension-host console line the smoke-test driver hands over, and exits with the suite's
 // exit code (codeAutomationExit); 2 on timeout, 3 on a driver error. Needs playwright-core on NODE_PATH.
 // Adapted from shared/vscode-host/drive.js. DRIVE_VERBOSE=1 also prints the workbench's own console.
+// DRIVE_SCREENSHOTS=DIR: a test that logs `tg-screenshot NAME` gets the workbench saved as DIR/NAME.png.
 const util = require('util');
 const { chromium } = require('playwright-core');
 
@@ -20,9 +21,12 @@ const NOISE = /ENOTFOUND|EAI_AGAIN|Canceled|ChatModelSelection|AgentHost|socket 
   const page = await browser.newPage();
   let exitCode = null;
   // the workbench calls these (smoke-test driver) for each extension-host console line and at the end
-  await page.exposeFunction('codeAutomationLog', (type, args) => {
+  const shots = process.env.DRIVE_SCREENSHOTS;
+  await page.exposeFunction('codeAutomationLog', async (type, args) => {
     let line;
     try { line = util.format(...args); } catch { line = String(args); }   // lines arrive as format strings ('%d passing')
+    const shot = shots && /^tg-screenshot ([\w.-]+)$/.exec(line);
+    if (shot) await page.screenshot({ path: require('path').join(shots, shot[1] + '.png') }).catch((e) => console.log('[driver] screenshot failed', String(e)));
     if (!NOISE.test(line)) console.log('[exthost ' + type + '] ' + line.slice(0, 4000));
   });
   await page.exposeFunction('codeAutomationExit', (code) => { console.log('[codeAutomationExit]', code); exitCode = code; });

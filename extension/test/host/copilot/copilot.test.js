@@ -210,6 +210,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
                         `${carriesSummary(r) ? ' +summary' : ''}${r.status === 200 ? '' : ` status ${r.status}`}`;
                     return `${r.prompt_tokens} (${pct(fill(r))}; copilot ${sum ? sum.total : '-'}, tg ${estimateOf(r) ?? '-'})${tags}`;
                 }).join(', ')}], provideTokenCount calls ${recording.inputs.length}`);
+            if (env.DRIVE_SCREENSHOTS) console.log(`tg-screenshot copilot-skew-${SKEW}-turn-${i + 1}`);
             assert.ok(result, `turn ${i + 1}: no result`);
             assert.ok(!result.errorDetails, `turn ${i + 1}: ${JSON.stringify(result.errorDetails)}`);
             assert.ok(requests.some((r) => isMain(r) && r.status === 200), `turn ${i + 1}: no answered agent request`);
