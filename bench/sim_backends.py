@@ -1,7 +1,11 @@
 """How each variant counts and sends: the real server over LSP, or the simulator itself.
 
 Counting: `LspCounter` asks a running `python -m tokengauge` (`tokenGauge/countTokens`, one
-batched request per render, as the extension batches what Copilot asks concurrently);
+batched request per render, as the extension batches what Copilot asks concurrently) and answers
+as the extension's memo does: a tool-schema string `ceil(raw × scales.tools)`, any other string
+the server's count (its text scales), a message the server's count; `ExactCounter` gives Copilot
+the true tokenizer's numbers ("perfect counts": strings and messages as the upstream counts them,
+tool-schema strings scaled so that Copilot's tool formula lands on the tools' true cost);
 `CharsCounter` is a plain provider's `ceil(len / 4)`.
 Sending: `LspChatSender` goes through `tokenGauge/chat`, so the server sets `max_tokens`, retries
 an "input + max_tokens > window" refusal once and learns from every usage report and overflow
@@ -18,16 +22,18 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
 import httpx
 from pygls.exceptions import JsonRpcException
 
 from benchlib import LspServer
-from sim_copilot import Outcome
-from sim_upstream import Upstream
+from sim_records import Outcome
+from sim_render import CopilotTokenizer
+from sim_upstream import TrueTokenizer, Upstream
 from tokengauge import budget
+from tokengauge.counting import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.overflow import ErrorKind, parse_overflow_error
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
@@ -39,28 +45,106 @@ from tokengauge.wire import DataPart, Message, Part, TextPart, Tool, ToolCallPar
 from tokengauge.wire import unstructure as to_json
 
 CHARS_PER_TOKEN: Final = 4
+_EPSILON: Final = 1e-9
 _request_ids = itertools.count(1)
 
 
 class LspCounter:
-    """Counts through the server, as `provideTokenCount` does."""
+    """Counts through the server, as `provideTokenCount` does through the extension's memo."""
 
-    def __init__(self, server: LspServer, model_id: str) -> None:
+    def __init__(self, server: LspServer, model_id: str, tool_strings: Iterable[str] = ()) -> None:
         self.server = server
         self.model_id = model_id
+        self.tool_strings = frozenset(tool_strings)
 
     async def count(self, inputs: Sequence[str | Message]) -> list[int]:
-        """One `tokenGauge/countTokens` request for all inputs."""
+        """One `tokenGauge/countTokens` request for all inputs; tool-schema strings scaled with
+        the tool scale, as the extension does."""
         payload = [item if isinstance(item, str) else to_json(item) for item in inputs]
         result = await self.server.request(
             COUNT_TOKENS, {"modelId": self.model_id, "inputs": payload}
         )
-        return [int(n) for n in result["tokens"]]
+        tools = float(result["scales"]["tools"])
+        return [
+            copilot_scaled(int(raw), tools)
+            if isinstance(item, str) and item in self.tool_strings
+            else int(tokens)
+            for item, tokens, raw in zip(inputs, result["tokens"], result["raw"], strict=True)
+        ]
 
     async def max_input_tokens(self) -> int:
         """The model's `maxInputTokens` as the server reports it now."""
         models = await self.server.request(MODELS, {})
         return int(next(m for m in models if m["id"] == self.model_id)["maxInputTokens"])
+
+
+def copilot_scaled(raw: int, scale: float) -> int:
+    """`ceil(raw × scale)`, as the extension computes a tool-schema string's count."""
+    return math.ceil(raw * scale - _EPSILON) if raw > 0 else 0
+
+
+class ExactCounter:
+    """Perfect counts: the true tokenizer's numbers, in the shape Copilot adds them up.
+
+    A string: `ceil(scale × tokens)`; a tool-schema string: `ceil(tokens × m)`, the smallest `m`
+    with which Copilot's tool formula reaches `true_tools` (the tools' true cost); a message: its
+    true cost (each tool result is a message of its own upstream) less the 3 Copilot adds.
+    """
+
+    def __init__(self, true: TrueTokenizer, tools: Sequence[Tool], true_tools: int) -> None:
+        self.true = true
+        self.tokenizer = CopilotTokenizer(true.encoding)
+        self.walk = [s for tool in tools for s in walk_strings(tool)]
+        self.tool_strings = frozenset(self.walk)
+        self.tools = len(tools)
+        self.tool_scale = self._tool_scale(true_tools)
+
+    def _formula(self, scale: float) -> int:
+        strings = sum(copilot_scaled(self.tokenizer.text(s), scale) for s in self.walk)
+        return math.floor(1.1 * (16 + 8 * self.tools + strings)) if self.tools else 0
+
+    def _tool_scale(self, target: int) -> float:
+        low, high = 0.0, 16.0
+        for _ in range(40):
+            middle = (low + high) / 2
+            low, high = (low, middle) if self._formula(middle) >= target else (middle, high)
+        return high
+
+    async def count(self, inputs: Sequence[str | Message]) -> list[int]:
+        """Counts in input order."""
+        return [self._one(item) for item in inputs]
+
+    def _one(self, item: str | Message) -> int:
+        if isinstance(item, str):
+            raw = self.tokenizer.text(item)
+            if item in self.tool_strings:
+                return copilot_scaled(raw, self.tool_scale)
+            return copilot_scaled(raw, self.true.scale)
+        results = [p for p in item.content if isinstance(p, ToolResultPart)]
+        others = [p for p in item.content if not isinstance(p, ToolResultPart)]
+        costs = [self._pieces(p.content) for p in results]
+        if others or not results:
+            costs.append(self._pieces(others) + (self.tokenizer.text(item.name or "")))
+        total = sum(copilot_scaled(c, self.true.scale) for c in costs)
+        total += self.true.per_message_overhead * len(costs)
+        if item.role == "system":
+            total += self.true.fixed_overhead
+        return max(0, total - 3)
+
+    def _pieces(self, parts: Sequence[Part]) -> int:
+        total = 0
+        for part in parts:
+            if isinstance(part, TextPart):
+                total += self.tokenizer.text(part.value)
+            elif isinstance(part, ToolCallPart):
+                total += self.tokenizer.text(part.name) + self.tokenizer.text(
+                    json.dumps(part.input)
+                )
+            elif isinstance(part, ToolResultPart):
+                total += self._pieces(part.content)
+            elif isinstance(part, DataPart) and part.mime_type.startswith("image/"):
+                total += self.true.image_tokens
+        return total
 
 
 def _part_chars(part: Part) -> int:
@@ -122,7 +206,9 @@ class LspChatSender:
             overflow = kind == "overflow"
             return Outcome(False, overflow, true, f"{kind}: {exc.message}", len(tries) > 1)
         tries = await self.upstream.model_requests()
-        return Outcome(True, False, int(result["usage"]["prompt_tokens"]), resized=len(tries) > 1)
+        trimmed = int((result.get("trimmed") or {}).get("tokens", 0))
+        true = int(result["usage"]["prompt_tokens"])
+        return Outcome(True, False, true, resized=len(tries) > 1, trimmed=trimmed)
 
 
 class DirectSender:

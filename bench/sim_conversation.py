@@ -11,9 +11,10 @@ and terminal output with failures, code edits (old and new strings in the argume
 diagnostics and fetches, browser screenshots as image results. The text generators, the system
 prompt and the 60 tool schemas come from `workload.py`.
 
-It also writes the texts Copilot's summarization adds: the instructions of its summary request
-(our own words, about as long as Copilot's), the request to summarize, and — standing in for the
-model's answer — a synthetic summary of the turns it covers.
+It also writes the texts Copilot's summarization adds (our own words, about as long as Copilot's):
+the instructions of its summary request, the request to summarize, the background-compaction
+instruction, and — standing in for the model's answer — a synthetic summary of the turns it covers.
+The seeded conversation sends no helper requests (chat titles, progress messages).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ import struct
 import zlib
 from typing import Any, Final
 
-import attrs
-
+from sim_scenario import RoundPlan, TurnPlan
 from tokengauge.wire import DataPart, Message, Part, TextPart, Tool, ToolCallPart, ToolResultPart
 from workload import (
     NOUNS,
@@ -49,23 +49,6 @@ TURN_KINDS: Final = ("question", "explore", "edit", "debug", "ui", "data")
 TURN_WEIGHTS: Final = (3, 4, 4, 3, 1, 2)
 LONG_READ_SHARE: Final = 0.35
 """Share of file reads that return a whole 5-20 KB file (the rest: 1-3 KB excerpts)."""
-
-
-@attrs.frozen
-class RoundPlan:
-    """One model response and the tool results the agent sent back (None for the answer)."""
-
-    assistant: Message
-    results: Message | None
-
-
-@attrs.frozen
-class TurnPlan:
-    """A user request and every round of the model's work on it; the last round is the answer."""
-
-    kind: str
-    request: Message
-    rounds: tuple[RoundPlan, ...]
 
 
 # --- pieces ---------------------------------------------------------------------------------------
@@ -191,13 +174,19 @@ ROUNDS: Final[dict[str, tuple[int, int]]] = {
 
 
 class ConversationGenerator:
-    """The system prompt, the tools and every turn of one seeded conversation."""
+    """The system prompt, the tools and every turn of one seeded conversation (a `Scenario`)."""
 
     def __init__(self, seed: int, tool_count: int = 60) -> None:
         self.seed = seed
         rng = random.Random(f"{seed}:setup")
         self.system = Message("system", [TextPart(system_prompt(rng))])
+        self.prefix = [self.system]
         self.tools: list[Tool] = build_tools(rng, tool_count)
+        instructions = summary_instructions(seed)
+        self.simple_system = Message("system", [TextPart(instructions)])
+        self.simple_ask = Message("user", [TextPart(SUMMARIZE_REQUEST)])
+        self.simple_header = SIMPLE_HEADER
+        self.compaction = Message("user", [TextPart(f"{COMPACT_NOW}\n\n{instructions}")])
 
     def turn(self, index: int) -> TurnPlan:
         """Turn `index` (0-based): the same plan for the same seed, always."""
@@ -212,7 +201,7 @@ class ConversationGenerator:
             "assistant",
             [TextPart(prose(rng, rng.randint(2, 6))), *_extra(rng, ("", "", "code", "cjk"))],
         )
-        return TurnPlan(kind, request, (*rounds, RoundPlan(answer, None)))
+        return TurnPlan(kind, request, describe(request), (*rounds, RoundPlan(answer, None)))
 
     def _tool_round(self, rng: random.Random, kind: str, turn: int, number: int) -> RoundPlan:
         names, weights = ROUND_TOOLS[kind]
@@ -266,9 +255,14 @@ SUMMARIZE_REQUEST: Final = (
 )
 
 
-def summary_message(text: str) -> Message:
-    """The user message that stands in for the summarized history."""
-    return Message("user", [TextPart(f"<conversation-summary>\n{text}\n</conversation-summary>")])
+COMPACT_NOW: Final = (
+    "This conversation no longer fits its context window and has to be shortened right away: "
+    "write the summary now, in <summary> tags, and call no tool."
+)
+SIMPLE_HEADER: Final = (
+    "A shortened copy of the conversation so far follows; its first entry is kept whole, later "
+    "entries may be left out:"
+)
 
 
 def describe(message: Message) -> str:

@@ -1,140 +1,83 @@
-"""Copilot Chat's agent loop, as far as it decides what is sent and when history is summarized.
+"""Copilot Chat 0.67's agent loop, as far as it decides what is sent and when history is summarized.
 
-What we read in microsoft/vscode-copilot-chat (our own code below; nothing copied):
-- `extChatTokenizer.ts` (`ExtensionContributedChatTokenizer`, what a third-party model gets): a
-  message costs `countTokens(message) + 3` (BaseTokensPerMessage), a whole prompt adds 3
-  (BaseTokensPerCompletion); tools cost `floor((16 + Σ(8 + countObject({name, description,
-  parameters}))) × 1.1)`, where `countObject` counts every key and every string value (falsy values
-  skipped, array items keyed "0", "1", …) with `countTokens(string)`.
-- `agentIntent.ts` (`buildPrompt`): the render budget is `floor((min(threshold, maxInputTokens) −
-  toolTokens) × 0.9)` (0.85 in older versions). When the render throws BudgetExceededError, it
-  renders again with `triggerSummarize` against the full endpoint (`maxInputTokens`, no tool
-  deduction); if summarizing fails, it renders without summarization against the full endpoint,
-  and a render that still does not fit fails the turn ("Unable to build prompt"). A provider's
-  "too long" error is not caught: the turn fails.
-- `summarizedConversationHistory.tsx`: with more than one tool round in the current turn the
-  summary covers everything up to the round before the last (the last round stays verbatim after
-  it); otherwise it covers everything up to the last round of the previous turn (the current
-  request stays). The summary request (Full mode) is a system message of instructions, the history
-  since the last summary, and a user message asking for the summary, rendered against
-  `maxInputTokens` (older items dropped first when it does not fit) and sent WITH the tools
-  (`tool_choice: none`). If it fails, Simple mode sends one user message with the history as text
-  (first item kept, older items dropped, long tool results truncated) and no tools. The summary
-  replaces the covered history as a `<conversation-summary>` user message from then on.
-Left out: prompt-tsx's own pruning of flexible elements, background compaction at ≥ 80% (newer,
-behind settings), Anthropic context editing, the "summary too large" check, and the Simple
-mode's exact truncation length (`SIMPLE_RESULT_CHARS` is ours). A turn that failed stays in the
-history; summarizing after it attaches the summary to the newest round that exists (Copilot
-would look only at the last turn's last round).
+Read in the extension.js bundled with code-server 1.139 (Copilot Chat 0.67; our own code below):
+- Budget (`buildPrompt`): the tools cost `toolTokens = floor(1.1 × (16 + Σ(8 + every key and
+  string value)))` over the provider's `provideTokenCount` answers, one call per string; the prompt
+  renders against `max(1, floor((min(threshold, maxInputTokens) − toolTokens) × 0.9))`. The render
+  is measured with Copilot's own o200k_base tokenizer, not the provider (`sim_render.py`). After a
+  render Copilot asks the provider for each message's count too (its build event and telemetry);
+  the simulator does, and records that sum, which decides nothing. A turn's helper requests
+  (progress messages, the chat title) go out before its first render, through the same model.
+- Background compaction (on by default): after a render that applied no summary, `ratio =
+  max(render + toolTokens, promptTokens of the last usage part) / maxInputTokens`; it starts when
+  `ratio ≥ 0.78 + jitter × 0.04` (jitter uniform in [0, 1)) if the turn already has tool rounds,
+  `ratio ≥ 0.9` otherwise, and the summarizer is idle or failed. Its request is the rendered prompt
+  with the tools plus a user message asking for the summary now; the summary will cover up to the
+  round before the last of the turn (its only round if it has one; else the previous turn's last
+  round). Before a later render a completed summary is applied if the same ratio, with the
+  previous render of the turn (0 at a turn's start), is ≥ 0.65, else dropped. A render over budget
+  applies a completed summary and renders again (over budget again: the fallback below).
+- Foreground summarization, when a render is over budget and no background summary is ready: the
+  Simple mode only (`forceSimpleSummary`). It covers up to the round before the last when the turn
+  has two or more rounds, else up to the previous turn's last round; its request is a system
+  message of instructions, the history since the last summary as one tagged user message (current
+  query included; the first entry kept, older entries dropped first until it fits
+  `maxInputTokens`), and a user message asking for the summary; no tools. The prompt is then
+  rendered against the whole `maxInputTokens` (no tool deduction). Nothing to summarize: the same
+  render without a summary. A failure (and any later over-budget render in that turn) falls back.
+- Fallback: render without summarization against `maxInputTokens`; what does not fit fails the turn
+  ("Unable to build prompt"). A provider's "too long" error is not caught: the turn fails.
+- Summaries replace the covered history with a `<conversation-summary>` user message; a summary on
+  a round of the current turn drops the turn's query too.
+Left out: prompt-tsx's pruning of flexible elements (cache breakpoints make the agent history
+unprunable, so an over-budget render fails; the fallback's own layout is modelled as "drop the
+oldest history entries"), the background request running concurrently with the main one (here it
+completes before the main request is sent, so a render over budget never waits on it), Anthropic
+context editing, tool-result truncation in the agent prompt (at ½ of `maxInputTokens`). A failed
+turn stays in the history; a summary after it attaches to the newest round that exists.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal
 
 import attrs
 
-from sim_conversation import (
-    SUMMARIZE_REQUEST,
-    ConversationGenerator,
-    TurnPlan,
-    describe,
-    summary_instructions,
-    summary_message,
+from sim_records import (
+    Counter,
+    Outcome,
+    RequestKind,
+    RequestRecord,
+    RunLog,
+    Sender,
+    SummaryRecord,
 )
-from tokengauge.wire import Message, TextPart, Tool
-from workload import Workload
-
-BASE_TOKENS_PER_COMPLETION = 3
-BASE_TOKENS_PER_MESSAGE = 3
-TOOLS_BASE = 16
-TOKENS_PER_TOOL = 8
-TOOLS_MARGIN = 1.1
-BUDGET_SHARE = 0.9
-SIMPLE_RESULT_CHARS = 4_000
-SIMPLE_HEADER = (
-    "The following is a compressed version of the preceding history in the current conversation. "
-    "The first message is kept, some history may be truncated after that:"
+from sim_render import (
+    CopilotTokenizer,
+    chunk,
+    round_chunks,
+    simple_history,
+    simple_result_tokens,
 )
+from sim_scenario import Scenario, TurnPlan, summary_message
+from tokengauge.counting import walk_strings
+from tokengauge.wire import Message, Tool
 
-RequestKind = Literal["main", "summary", "simple-summary"]
-SummaryOutcome = Literal["full", "simple", "failed", "nothing"]
-
-
-class Counter(Protocol):
-    """What Copilot asks `provideTokenCount` for: one count per string or message."""
-
-    async def count(self, inputs: Sequence[str | Message]) -> list[int]:
-        """Counts in input order."""
-        ...
-
-
-@attrs.frozen
-class Outcome:
-    """What came of one request: its true prompt size when known, and whether it overflowed."""
-
-    ok: bool
-    overflow: bool = False
-    true_tokens: int | None = None
-    detail: str = ""
-    resized: bool = False
-    """The first try was refused for input + max_tokens > window; a smaller max_tokens fit."""
+BASE_TOKENS_PER_MESSAGE: Final = 3
+TOOLS_BASE: Final = 16
+TOKENS_PER_TOOL: Final = 8
+TOOLS_MARGIN: Final = 1.1
+BUDGET_SHARE: Final = 0.9
+WARM_MIN: Final = 0.78
+WARM_SPAN: Final = 0.04
+EMERGENCY: Final = 0.9
+APPLY_MIN: Final = 0.65
 
 
-class Sender(Protocol):
-    """Sends one chat request to the upstream the way a variant does."""
-
-    async def send(
-        self, messages: Sequence[Message], tools: Sequence[Tool], estimate: int
-    ) -> Outcome:
-        """`estimate` is Copilot's own count of the request (messages + tools)."""
-        ...
-
-
-@attrs.frozen
-class RequestRecord:
-    """One request sent: where in the conversation, Copilot's count of it and the truth."""
-
-    turn: int
-    seq: int
-    kind: RequestKind
-    message_estimate: int
-    """Copilot's count of the messages: 3 + Σ(3 + countTokens(message))."""
-    tool_estimate: int
-    """Copilot's count of the tools sent with it (0 when none were sent)."""
-    outcome: Outcome
-
-    @property
-    def estimate(self) -> int:
-        """Copilot's count of the whole request."""
-        return self.message_estimate + self.tool_estimate
-
-
-@attrs.frozen
-class SummaryRecord:
-    """One summarization: when, how it ended, and the true fill of the last request before it."""
-
-    turn: int
-    seq: int
-    outcome: SummaryOutcome
-    fill_before: float | None
-    render: int
-    budget: int
-
-
-@attrs.define
-class RunLog:
-    """Everything a run did, for the report and the plot."""
-
-    requests: list[RequestRecord] = attrs.field(factory=list)
-    summaries: list[SummaryRecord] = attrs.field(factory=list)
-    failed_turns: list[int] = attrs.field(factory=list)
-    render_failures: int = 0
-
-
-@attrs.define
+@attrs.define(eq=False)
 class Round:
     """A round in the history; `summary` is set when a summary covers up to this round."""
 
@@ -147,25 +90,26 @@ class Round:
         return [self.assistant] if self.results is None else [self.assistant, self.results]
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Turn:
     """A request and the rounds completed so far."""
 
-    request: Message
+    plan: TurnPlan
     rounds: list[Round] = attrs.field(factory=list)
+    foreground_failed: bool = False
 
 
-Entry = Message | Round
+Item = Turn | Round
+"""A history entry: a turn stands for its user request."""
 
 
-def entry_messages(entry: Entry) -> list[Message]:
-    """The messages of a history entry."""
-    return [entry] if isinstance(entry, Message) else entry.messages()
+@attrs.define
+class Compaction:
+    """The background summarizer: idle, or done (its summary waiting for a round), or failed."""
 
-
-def prompt_total(counts: Sequence[int]) -> int:
-    """Copilot's count of a rendered prompt from its messages' counts."""
-    return BASE_TOKENS_PER_COMPLETION + sum(BASE_TOKENS_PER_MESSAGE + c for c in counts)
+    state: Literal["idle", "completed", "failed"] = "idle"
+    target: Round | None = None
+    text: str = ""
 
 
 class CopilotAgent:
@@ -173,23 +117,28 @@ class CopilotAgent:
 
     def __init__(
         self,
-        conversation: ConversationGenerator,
+        scenario: Scenario,
         counter: Counter,
         sender: Sender,
         max_input_tokens: Callable[[], Awaitable[int]],
         window: int,
     ) -> None:
-        self.conversation = conversation
+        self.scenario = scenario
         self.counter = counter
         self.sender = sender
         self.max_input_tokens = max_input_tokens
         self.window = window
-        self.tools = conversation.tools
-        self.schema_strings = Workload([], self.tools).schema_strings()
-        self.instructions = Message("system", [TextPart(summary_instructions(conversation.seed))])
+        self.tools = scenario.tools
+        self.schema_strings = [s for tool in self.tools for s in walk_strings(tool)]
+        self.tokenizer = CopilotTokenizer()
+        self.rng = random.Random(f"{scenario.seed}:compaction-jitter")
         self.turns: list[Turn] = []
         self.log = RunLog()
-        self.last_true: int | None = None
+        self.compaction = Compaction()
+        self.last_usage: int | None = None
+        """`prompt_tokens` of the last main request's usage part (any turn)."""
+        self.last_render = 0
+        self._made = 0
         self._turn = 0
         self._seq = 0
 
@@ -199,25 +148,29 @@ class CopilotAgent:
         raw = TOOLS_BASE + TOKENS_PER_TOOL * len(self.tools) + sum(counts)
         return math.floor(raw * TOOLS_MARGIN)
 
-    async def total(self, messages: Sequence[Message]) -> int:
-        """The rendered prompt's count: 3 + Σ(3 + countTokens(message))."""
-        return prompt_total(await self.counter.count(messages))
-
     async def run_turn(self, index: int, plan: TurnPlan) -> None:
-        """One user request: render, maybe summarize, send; once per round until the answer."""
+        """One user request: helpers, then per round render (maybe summarize) and send."""
         self._turn, self._seq = index, 0
-        turn = Turn(plan.request)
+        for helper in plan.helpers:
+            await self.send("helper", helper, [], self.tokenizer.messages(helper))
+        turn = Turn(plan)
         self.turns.append(turn)
+        self.last_render = 0
         for round_plan in plan.rounds:
             prompt = await self.build_prompt()
             if prompt is None:
                 self.log.failed_turns.append(index)
                 return
-            messages, total, tool_tokens = prompt
-            outcome = await self.send("main", messages, self.tools, total, tool_tokens)
+            messages, tool_tokens = prompt
+            answers = await self.counter.count(messages)
+            estimate = sum(BASE_TOKENS_PER_MESSAGE + a for a in answers)
+            outcome = await self.send(
+                "main", messages, self.tools, self.last_render, tool_tokens, estimate
+            )
             if not outcome.ok:
                 self.log.failed_turns.append(index)
                 return
+            self.last_usage = outcome.true_tokens
             turn.rounds.append(Round(round_plan.assistant, round_plan.results))
 
     async def send(
@@ -225,148 +178,252 @@ class CopilotAgent:
         kind: RequestKind,
         messages: Sequence[Message],
         tools: Sequence[Tool],
-        message_tokens: int,
-        tool_tokens: int,
+        render: int,
+        tool_tokens: int = 0,
+        message_estimate: int = 0,
     ) -> Outcome:
-        """Send and record one request, with Copilot's counts of its messages and its tools."""
-        outcome = await self.sender.send(messages, tools, message_tokens + tool_tokens)
-        record = RequestRecord(self._turn, self._seq, kind, message_tokens, tool_tokens, outcome)
+        """Send and record one request."""
+        outcome = await self.sender.send(messages, tools, render + tool_tokens)
+        record = RequestRecord(
+            self._turn, self._seq, kind, message_estimate, tool_tokens, render, outcome
+        )
         self.log.requests.append(record)
         self._seq += 1
-        if outcome.ok and kind == "main" and outcome.true_tokens is not None:
-            self.last_true = outcome.true_tokens
         return outcome
 
     # --- rendering --------------------------------------------------------------------------------
 
-    def entries(self, current_request: bool, current_rounds: int) -> list[Entry]:
-        """History since the last summary, oldest first (the summary itself first, if any)."""
-        items: list[Entry] = []
+    def items(self, current_rounds: int | None = None) -> list[Item]:
+        """History since the last summary, oldest first (the summarized round first, if any), up to
+        the current request and its first `current_rounds` rounds (all when None)."""
+        items: list[Item] = []
         for turn in self.turns[:-1]:
-            items += [turn.request, *turn.rounds]
+            items += [turn, *turn.rounds]
         current = self.turns[-1]
-        if current_request:
-            items.append(current.request)
-        items += current.rounds[:current_rounds]
+        items += [current, *current.rounds[:current_rounds]]
         for index in range(len(items) - 1, -1, -1):
             entry = items[index]
             if isinstance(entry, Round) and entry.summary is not None:
-                return [summary_message(entry.summary), *items[index + 1 :]]
+                return items[index:]
         return items
 
-    def render(self) -> list[Message]:
-        """The agent prompt: system message, then the history as `entries` gives it."""
-        current = self.turns[-1]
-        entries = self.entries(True, len(current.rounds))
-        return [self.conversation.system, *(m for e in entries for m in entry_messages(e))]
+    def render(self, items: Sequence[Item] | None = None) -> list[Message]:
+        """The agent prompt: the scenario's prefix, then the history items."""
+        messages = list(self.scenario.prefix)
+        for item in self.items() if items is None else items:
+            if isinstance(item, Turn):
+                messages.append(item.plan.request)
+            elif item.summary is not None:
+                messages.append(summary_message(item.summary))
+            else:
+                messages += item.messages()
+        return messages
 
-    async def build_prompt(self) -> tuple[list[Message], int, int] | None:
-        """The prompt to send with Copilot's counts of it and of the tools; None if it cannot
-        be built."""
+    async def build_prompt(self) -> tuple[list[Message], int] | None:
+        """The prompt to send and `toolTokens`; None if Copilot cannot build one."""
         tool_tokens = await self.tool_tokens()
         max_input = await self.max_input_tokens()
         budget = max(1, math.floor((max_input - tool_tokens) * BUDGET_SHARE))
+        usage = self.last_usage or 0
+        summarized = False
+        if self.compaction.state == "completed":
+            if max(self.last_render + tool_tokens, usage) / max_input >= APPLY_MIN:
+                summarized = self._apply_compaction()
+            else:
+                self.compaction = Compaction()
+                self.log.discarded += 1
         messages = self.render()
-        total = await self.total(messages)
-        if total <= budget:
-            return messages, total, tool_tokens
-        outcome = await self.summarize(max_input, tool_tokens)
+        count = self.tokenizer.messages(messages)
+        if count > budget:
+            summarized = True
+            retry: list[Message] | None
+            if self.compaction.state == "completed":
+                self._apply_compaction()
+                retry = self.render()
+                if self.tokenizer.messages(retry) > budget:
+                    retry = self.fallback(max_input)
+            else:
+                retry = await self.foreground(max_input, count, budget)
+            if retry is None:
+                self.log.render_failures += 1
+                return None
+            messages, count = retry, self.tokenizer.messages(retry)
+        self.last_render = count
+        if not summarized:
+            await self.maybe_compact(messages, count, tool_tokens, usage, max_input, budget)
+        return messages, tool_tokens
+
+    def fallback(self, max_input: int) -> list[Message] | None:
+        """Render without summarization against `maxInputTokens`, dropping the oldest history
+        entries before the current request until it fits."""
+        items = self.items()
+        current = self.turns[-1]
+        keep = items.index(current) if current in items else 0
+        for dropped in range(keep + 1):
+            messages = self.render(items[dropped:])
+            if self.tokenizer.messages(messages) <= max_input:
+                return messages
+        return None
+
+    # --- background compaction --------------------------------------------------------------------
+
+    def _warm(self, ratio: float, has_rounds: bool) -> bool:
+        if not has_rounds:
+            return ratio >= EMERGENCY
+        return ratio >= WARM_MIN + self.rng.random() * WARM_SPAN
+
+    def _compaction_target(self) -> Round | None:
+        rounds = self.turns[-1].rounds
+        if len(rounds) >= 2:
+            return rounds[-2]
+        if rounds:
+            return rounds[0]
+        for turn in reversed(self.turns[:-1]):
+            if turn.rounds:
+                return turn.rounds[-1]
+        return None
+
+    async def maybe_compact(
+        self,
+        messages: list[Message],
+        count: int,
+        tool_tokens: int,
+        usage: int,
+        max_input: int,
+        budget: int,
+    ) -> None:
+        """Start a background compaction if the render is large enough (and there is a round)."""
+        ratio = max(count + tool_tokens, usage) / max_input
+        warm = self._warm(ratio, bool(self.turns[-1].rounds))
+        if not warm or self.compaction.state not in ("idle", "failed"):
+            return
+        target = self._compaction_target()
+        if target is None:
+            return
+        request = [*messages, self.scenario.compaction]
+        render = count + self.tokenizer.message(self.scenario.compaction)
+        fill = self._fill()
+        outcome = await self.send("compaction", request, self.tools, render, tool_tokens)
         self.log.summaries.append(
             SummaryRecord(
                 self._turn,
-                self._seq,
-                outcome,
-                None if self.last_true is None else self.last_true / self.window,
-                total,
+                self._seq - 1,
+                "background",
+                True,
+                outcome.ok,
+                fill,
+                count,
                 budget,
+                ratio,
             )
         )
-        messages = self.render()
-        total = await self.total(messages)
-        if total <= max_input:
-            return messages, total, tool_tokens
-        self.log.render_failures += 1
+        if outcome.ok:
+            text = self.scenario.summary(self._made, self._turn)
+            self._made += 1
+            self.compaction = Compaction("completed", target, text)
+        else:
+            self.compaction = Compaction("failed")
+
+    def _apply_compaction(self) -> bool:
+        target = self.compaction.target
+        if target is not None:
+            target.summary = self.compaction.text
+            self.log.applied += 1
+        self.compaction = Compaction()
+        return True
+
+    def _fill(self) -> float | None:
+        """The true fill of the last main request that went through."""
+        for record in reversed(self.log.requests):
+            if record.kind == "main" and record.outcome.ok and record.outcome.true_tokens:
+                return record.outcome.true_tokens / self.window
         return None
 
-    # --- summarization ----------------------------------------------------------------------------
+    # --- foreground summarization (Simple mode) ---------------------------------------------------
 
-    def _summary_target(self) -> tuple[Round, list[Entry]] | None:
-        """The round a summary will cover up to, and the history it summarizes."""
+    def _foreground_target(self) -> tuple[Round, list[Item]] | None:
         current = self.turns[-1]
         if len(current.rounds) > 1:
-            return current.rounds[-2], self.entries(True, len(current.rounds) - 1)
+            return current.rounds[-2], self.items(len(current.rounds) - 1)
         for turn in reversed(self.turns[:-1]):
             if turn.rounds:
-                return turn.rounds[-1], self.entries(False, 0)
+                return turn.rounds[-1], self.items(0)
         return None
 
-    async def summarize(self, max_input: int, tool_tokens: int) -> SummaryOutcome:
-        """Summarize the history: Full mode, then Simple mode; the summary goes on its round."""
-        target = self._summary_target()
-        if target is None:
-            return "nothing"
-        round_, entries = target
-        if await self._full_summary(entries, max_input, tool_tokens):
-            outcome: SummaryOutcome = "full"
-        elif await self._simple_summary(entries, max_input):
-            outcome = "simple"
-        else:
-            return "failed"
-        made = sum(1 for s in self.log.summaries if s.outcome in ("full", "simple"))
-        round_.summary = self.conversation.summary(made, self._turn)
-        return outcome
-
-    async def _full_summary(self, entries: list[Entry], max_input: int, tool_tokens: int) -> bool:
-        ask = Message("user", [TextPart(SUMMARIZE_REQUEST)])
-        groups = [entry_messages(e) for e in entries]
-        counts = await self.counter.count([self.instructions, ask, *(m for g in groups for m in g)])
-        fixed = prompt_total(counts[:2])
-        costs: list[int] = []
-        position = 2
-        for group in groups:
-            costs.append(
-                sum(BASE_TOKENS_PER_MESSAGE + c for c in counts[position : position + len(group)])
+    async def foreground(self, max_input: int, count: int, budget: int) -> list[Message] | None:
+        """Summarize in the foreground, then render against `maxInputTokens`; the fallback if that
+        fails."""
+        current = self.turns[-1]
+        if current.foreground_failed:
+            return self.fallback(max_input)
+        target = self._foreground_target()
+        if target is not None:
+            round_, items = target
+            fill = self._fill()
+            sent, ok = await self._simple_summary(items, max_input)
+            self.log.summaries.append(
+                SummaryRecord(
+                    self._turn,
+                    self._seq - (1 if sent else 0),
+                    "foreground",
+                    sent,
+                    ok,
+                    fill,
+                    count,
+                    budget,
+                    count / max_input,
+                )
             )
-            position += len(group)
-        dropped, kept = 0, sum(costs)
-        while dropped < len(groups) and fixed + kept > max_input:
-            kept -= costs[dropped]
-            dropped += 1
-        if dropped == len(groups):
-            return False
-        messages = [self.instructions, *(m for g in groups[dropped:] for m in g), ask]
-        outcome = await self.send("summary", messages, self.tools, fixed + kept, tool_tokens)
-        return outcome.ok
+            if not ok:
+                current.foreground_failed = True
+                return self.fallback(max_input)
+            round_.summary = self.scenario.summary(self._made, self._turn)
+            self._made += 1
+        messages = self.render()
+        if self.tokenizer.messages(messages) > max_input:
+            current.foreground_failed = True
+            return self.fallback(max_input)
+        return messages
 
-    async def _simple_summary(self, entries: list[Entry], max_input: int) -> bool:
-        texts = [_entry_text(e) for e in entries]
-        if not texts:
-            return False
+    def _simple_entries(self, items: Sequence[Item], max_input: int) -> list[str]:
+        result_tokens = simple_result_tokens(max_input)
+        entries: list[str] = []
+        for item in items:
+            if isinstance(item, Turn):
+                entries.append(chunk("user", item.plan.query))
+            elif item.summary is not None:
+                entries.append(chunk("conversation-summary", item.summary))
+            else:
+                entries.append(
+                    "\n".join(
+                        round_chunks(item.assistant, item.results, self.tokenizer, result_tokens)
+                    )
+                )
+        return entries
+
+    async def _simple_summary(self, items: Sequence[Item], max_input: int) -> tuple[bool, bool]:
+        """(sent, succeeded): the Simple-mode request, oldest entries dropped until it fits."""
+        entries = self._simple_entries(items, max_input)
+        if not entries:
+            return False, False
+        scenario = self.scenario
 
         def prompt(dropped: int) -> list[Message]:
-            body = "\n".join([SIMPLE_HEADER, texts[0], *texts[1 + dropped :]])
-            return [self.instructions, Message("user", [TextPart(body)])]
+            history = simple_history(scenario.simple_header, [entries[0], *entries[1 + dropped :]])
+            return [scenario.simple_system, history, scenario.simple_ask]
 
-        low, high = 0, len(texts) - 1  # the fewest dropped items that fit, by bisection
-        if await self.total(prompt(high)) > max_input:
-            return False
+        def fits(dropped: int) -> bool:
+            return self.tokenizer.messages(prompt(dropped)) <= max_input
+
+        low, high = 0, len(entries) - 1  # the fewest dropped entries that fit, by bisection
+        if not fits(high):
+            return False, False
         while low < high:
             middle = (low + high) // 2
-            if await self.total(prompt(middle)) <= max_input:
+            if fits(middle):
                 high = middle
             else:
                 low = middle + 1
         messages = prompt(low)
-        outcome = await self.send("simple-summary", messages, [], await self.total(messages), 0)
-        return outcome.ok
-
-
-def _entry_text(entry: Entry) -> str:
-    """A history entry as Simple mode lists it: tagged text, long tool results truncated."""
-    if isinstance(entry, Message):
-        return f"<user>\n{describe(entry)}\n</user>"
-    text = f"<assistant>\n{describe(entry.assistant)}\n</assistant>"
-    if entry.results is not None:
-        result = describe(entry.results)
-        text += f"\n<tool>\n{result[:SIMPLE_RESULT_CHARS]}\n</tool>"
-    return text
+        outcome = await self.send("summary", messages, [], self.tokenizer.messages(messages))
+        return True, outcome.ok

@@ -1,9 +1,10 @@
 """The per-request true fill of each run, drawn as an SVG (hand-written: no plotting dependency).
 
 One panel per skew; in each, one line per variant: the true prompt size of every request that
-reached the model ÷ the window, at x = turn + its place in the turn. Rings mark the summarizations
-(at the true fill of the last successful request before each), crosses the overflows (at the true
-size the upstream refused), and dashed lines the window (1.0) and `maxInputTokens`.
+reached the model (Copilot's helper requests left out) ÷ the window, at x = turn + its place in the
+turn. Rings mark the summarizations (at the true fill of the last successful main request before
+each), crosses the overflows (at the true size the upstream refused), and dashed lines the window
+(1.0) and `maxInputTokens`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ WIDTH: Final = 960
 PANEL: Final = 280
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 34, 30
 Y_MAX: Final = 1.2
-COLOURS: Final = {"tokengauge": "#1f77b4", "calibration-off": "#ff7f0e", "chars/4": "#2ca02c"}
+COLOURS: Final = {
+    "tokengauge": "#1f77b4",
+    "exact": "#9467bd",
+    "calibration-off": "#ff7f0e",
+    "chars/4": "#2ca02c",
+}
 
 
 def _x_positions(result: RunResult) -> list[float]:
@@ -76,6 +82,8 @@ def _series(panel: _Panel, result: RunResult) -> list[str]:
     xs = _x_positions(result)
     segments: list[list[str]] = [[]]  # a failed request breaks the line
     for x, r in zip(xs, result.log.requests, strict=True):
+        if r.kind == "helper":
+            continue
         if r.outcome.ok and r.outcome.true_tokens:
             segments[-1].append(
                 f"{panel.x(x):.1f},{panel.y(r.outcome.true_tokens / result.window):.1f}"
@@ -89,7 +97,7 @@ def _series(panel: _Panel, result: RunResult) -> list[str]:
     ]
     starts = {(r.turn, r.seq): x for x, r in zip(xs, result.log.requests, strict=True)}
     for s in result.log.summaries:
-        if s.fill_before is None or s.outcome not in ("full", "simple"):
+        if s.fill_before is None or not s.sent:
             continue
         x = starts.get((s.turn, s.seq), s.turn)
         out.append(

@@ -1,17 +1,20 @@
 """Figures of simulation runs and the rich tables (and JSON) that show them side by side.
 
-Per run: turns that completed, requests, summarizations (and failed attempts), overflows (requests
-the upstream refused as too long, after the sender's own resize retry), resized requests (refused
-at first for input + max_tokens > window, then sent with a smaller max_tokens: near misses where
-only the output room was cut), turns that failed, the
-true fill at which each summarization fired (true prompt tokens of the last successful request ÷
-the window), and the estimate error of every request whose true size is known, two ways (negative
-is an under-count): of the whole request (Copilot's count of messages and tools ÷ the upstream's
-count − 1: what decides an overflow) and of its messages alone (Copilot's message count ÷ the true
-size less the true cost of the tools and the fixed overhead − 1: what the counter controls; the
-tools are Copilot's own formula over our string counts). For both: p50 and p95 of its size; the
-worst whole-request under-count; and the turns that pass before every later request's message
-error stays within the band ("never" if the last turn's does not).
+Per run: turns that completed, requests, summarizations (requests sent: Simple-mode "foreground"
+ones and background compactions; and failed attempts), overflows (requests the upstream refused as
+too long, after the sender's own resize retry), resized requests (refused at first for input +
+max_tokens > window, then sent with a smaller max_tokens: near misses where only the output room
+was cut), turns that failed, the true fill at which each summarization fired (true prompt tokens of
+the last successful main request before it ÷ the window), the largest true fill of any request,
+and for the agent's main requests: what decides Copilot's budget, as shares of the truth (medians;
+`toolTokens` after the first turn): `toolTokens` (from the provider's string answers) ÷ the tools'
+true cost, and Copilot's own o200k count of the messages ÷ their true cost. Then the estimate
+error two ways (negative is an under-count): of the whole request (Copilot's sum of the provider's
+answers, tools by its formula and messages + 3 each, ÷ the upstream's count − 1) and of its
+messages alone (that message sum ÷ the true size less the true cost of the tools and the fixed
+overhead − 1: what the counter controls). For both: p50 and p95 of its size; the worst
+whole-request under-count; and the turns that pass before every later request's message error
+stays within the band ("never" if the last turn's does not).
 """
 
 from __future__ import annotations
@@ -37,12 +40,21 @@ class Figures:
     turns_ok: int
     requests: int
     summaries: int
+    background: int
     summary_failures: int
     overflows: int
     resized: int
+    trimmed: int
+    """Requests the server's safety net shrank before sending."""
+    trimmed_tokens: int
     failed_turns: int
     render_failures: int
     fills: tuple[float, ...]
+    kinds: tuple[str, ...]
+    """Each summarization's kind ("foreground" or "background"), in order."""
+    largest_fill: float
+    tool_ratio: float | None
+    render_ratio: float | None
     error_p50: float | None
     error_p95: float | None
     message_error_p50: float | None
@@ -62,7 +74,7 @@ def errors_by_turn(result: RunResult, messages_only: bool) -> list[tuple[int, fl
     errors: list[tuple[int, float]] = []
     for r in result.log.requests:
         true = r.outcome.true_tokens
-        if not true:
+        if not true or r.kind != "main":
             continue
         if messages_only:
             true = result.true_messages(true, r.tool_estimate > 0)
@@ -90,10 +102,32 @@ def percentile(values: Sequence[float], share: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
 
 
+def tool_ratios(result: RunResult) -> list[float]:
+    """`toolTokens` ÷ the tools' true cost, for each main request after the first turn."""
+    true_tools = result.true_tools - result.true_fixed
+    return [
+        r.tool_estimate / true_tools
+        for r in result.log.requests
+        if r.kind == "main" and r.turn > 0 and true_tools > 0
+    ]
+
+
+def render_ratios(result: RunResult) -> list[float]:
+    """Copilot's own count of the messages ÷ their true cost, for each main request."""
+    ratios: list[float] = []
+    for r in result.log.requests:
+        true = r.outcome.true_tokens
+        if r.kind == "main" and true and result.true_messages(true, True) > 0:
+            ratios.append(r.render / result.true_messages(true, True))
+    return ratios
+
+
 def figures(result: RunResult, band: float) -> Figures:
     """Reduce a run to its figures."""
     log = result.log
-    made = [s for s in log.summaries if s.outcome in ("full", "simple")]
+    made = [s for s in log.summaries if s.sent]
+    sizes = [r.outcome.true_tokens or 0 for r in log.requests if r.kind != "helper"]
+    tools, renders = tool_ratios(result), render_ratios(result)
     values = [e for _, e in errors_by_turn(result, messages_only=False)]
     message_errors = errors_by_turn(result, messages_only=True)
     message_values = [e for _, e in message_errors]
@@ -104,12 +138,19 @@ def figures(result: RunResult, band: float) -> Figures:
         turns_ok=result.turns - len(set(log.failed_turns)),
         requests=len(log.requests),
         summaries=len(made),
-        summary_failures=len(log.summaries) - len(made),
+        background=sum(1 for s in made if s.kind == "background"),
+        summary_failures=sum(1 for s in log.summaries if not s.ok),
         overflows=sum(1 for r in log.requests if r.outcome.overflow),
         resized=sum(1 for r in log.requests if r.outcome.resized),
+        trimmed=sum(1 for r in log.requests if r.outcome.trimmed),
+        trimmed_tokens=sum(r.outcome.trimmed for r in log.requests),
         failed_turns=len(set(log.failed_turns)),
         render_failures=log.render_failures,
         fills=tuple(s.fill_before for s in made if s.fill_before is not None),
+        kinds=tuple(s.kind for s in made if s.fill_before is not None),
+        largest_fill=max(sizes, default=0) / result.window,
+        tool_ratio=statistics.median(tools) if tools else None,
+        render_ratio=statistics.median(renders) if renders else None,
         error_p50=statistics.median(values) if values else None,
         error_p95=percentile([abs(v) for v in values], 0.95) if values else None,
         message_error_p50=statistics.median(message_values) if message_values else None,
@@ -128,6 +169,10 @@ def _pct(value: float | None, signed: bool = True) -> str:
     return f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"
 
 
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
 def _fills(fills: Sequence[float]) -> str:
     if not fills:
         return "–"
@@ -142,10 +187,14 @@ def runs_table(rows: Sequence[Figures], title: str, band: float) -> Table:
         "counter",
         "turns ok",
         "requests",
-        "summaries",
         "overflows",
         "resized",
+        "trimmed\n(tokens)",
+        "summaries\n(background)",
         "fill at summary\nmin / med / max",
+        "largest\nfill",
+        "toolTokens\n÷ true",
+        "render\n÷ true",
         "request error\np50 / p95 |·|",
         "worst request\nunder-count",
         "message error\np50 / p95 |·|",
@@ -165,10 +214,14 @@ def runs_table(rows: Sequence[Figures], title: str, band: float) -> Table:
             row.variant,
             f"{row.turns_ok}/{row.turns}",
             str(row.requests),
-            f"{row.summaries}{failed}",
             f"[{overflow_style}]{row.overflows}[/]",
             str(row.resized),
+            f"{row.trimmed} ({row.trimmed_tokens:,})",
+            f"{row.summaries} ({row.background}){failed}",
             _fills(row.fills),
+            f"{row.largest_fill:.3f}",
+            _ratio(row.tool_ratio),
+            _ratio(row.render_ratio),
             f"{_pct(row.error_p50)} / {_pct(row.error_p95, signed=False)}",
             _pct(row.worst_under),
             f"{_pct(row.message_error_p50)} / {_pct(row.message_error_p95, signed=False)}",
@@ -179,19 +232,22 @@ def runs_table(rows: Sequence[Figures], title: str, band: float) -> Table:
 
 
 def summaries_table(results: Sequence[RunResult]) -> Table:
-    """Each summarization of each run: turn, outcome, true fill before it, Copilot's render."""
+    """Each summarization of each run: turn, kind, true fill before it, Copilot's render."""
     table = Table(title="summarizations", title_justify="left")
-    for name in ("skew", "counter", "turn", "outcome", "true fill before", "render / budget"):
-        table.add_column(name, justify="left" if name in ("counter", "outcome") else "right")
+    columns = ("skew", "counter", "turn", "kind", "true fill before", "render / budget", "ratio")
+    for name in columns:
+        table.add_column(name, justify="left" if name in ("counter", "kind") else "right")
     for result in results:
         for s in result.log.summaries:
+            state = "" if s.ok else (" (failed)" if s.sent else " (not sent)")
             table.add_row(
                 f"{result.skew * 100:+.0f}%",
                 result.variant,
                 str(s.turn + 1),
-                s.outcome,
+                s.kind + state,
                 "–" if s.fill_before is None else f"{s.fill_before:.3f}",
                 f"{s.render:,} / {s.budget:,}",
+                f"{s.ratio:.3f}",
             )
     return table
 

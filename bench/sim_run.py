@@ -1,8 +1,12 @@
 """One simulation run: a variant (how Copilot's counts are made, how requests go) at one skew.
 
-Variants, all driven by the same Copilot loop over the same conversation and upstream:
+Scenarios: `seeded` (`sim_conversation.py`) or `host` (`sim_host.py`: the Copilot host suite's
+turns, recorded per skew). Variants, all driven by the same Copilot loop over the same conversation
+and upstream:
 - `tokengauge`: counts from a real `python -m tokengauge` over LSP, chats through `tokenGauge/chat`,
   so usage and overflows calibrate the server exactly as in production (fresh on-disk ledger);
+- `exact`: perfect counts (`ExactCounter`: the true tokenizer's numbers, tool-schema strings scaled
+  so that Copilot's formula gives the tools' true cost); chats through a tokengauge server as above;
 - `calibration-off`: counts from a second, fresh server that never sees a chat (pure tiktoken and
   margins, factor 1 for ever); requests go straight to the upstream from the simulator with the
   server's `max_tokens` clamp and resize retry, computed from the uncalibrated estimate;
@@ -23,18 +27,23 @@ from lsprotocol import types
 
 import benchlib
 from benchlib import LspServer
-from sim_backends import CharsCounter, DirectSender, LspChatSender, LspCounter
+from sim_backends import CharsCounter, DirectSender, ExactCounter, LspChatSender, LspCounter
 from sim_conversation import ConversationGenerator
-from sim_copilot import CopilotAgent, Counter, RunLog, Sender
-from sim_upstream import Upstream
+from sim_copilot import CopilotAgent
+from sim_host import HostScenario
+from sim_records import Counter, RunLog, Sender
+from sim_scenario import Scenario
+from sim_upstream import TrueTokenizer, Upstream
+from tokengauge.counting import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.ledger import Ledger
-from tokengauge.protocol import CHAT_PART, MODELS_CHANGED, STATUS
+from tokengauge.protocol import CALIBRATION, CHAT_PART, MODELS_CHANGED, STATUS
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.openai_request import openai_tool
 
-VARIANTS: Final = ("tokengauge", "calibration-off", "chars/4")
+VARIANTS: Final = ("tokengauge", "exact", "calibration-off", "chars/4")
+SCENARIOS: Final = ("seeded", "host")
 MODEL_ID: Final = "sim-model"
 PROVIDER_ID: Final = "sim"
 
@@ -49,6 +58,13 @@ class Setup:
     max_output_tokens: int
     family: str
     tool_count: int
+    scenario: str = "seeded"
+
+    def scenario_at(self, skew: float) -> Scenario:
+        """The conversation of this setup at this skew (the host's content is sized per skew)."""
+        if self.scenario == "host":
+            return HostScenario(1 + skew)
+        return ConversationGenerator(self.seed, self.tool_count)
 
     def init_options(self, storage: Path, base_url: str) -> dict[str, Any]:
         """The server's `initializationOptions`: one OpenAI-dialect provider on the upstream."""
@@ -104,23 +120,38 @@ class RunResult:
 async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
     """A fresh `python -m tokengauge`, initialized; notifications are accepted and dropped."""
     client = benchlib.bench_client()
-    for method in (CHAT_PART, STATUS, MODELS_CHANGED, types.WINDOW_LOG_MESSAGE):
+    for method in (CHAT_PART, STATUS, MODELS_CHANGED, CALIBRATION, types.WINDOW_LOG_MESSAGE):
         client.feature(method)(lambda params: None)
     async with benchlib.spawn_server(client) as server:
         await server.initialize(options)
         yield server
 
 
+@attrs.frozen
+class Truth:
+    """What the upstream's model really counts, for the exact counter."""
+
+    tokenizer: TrueTokenizer
+    tools: int
+    """The tools' share of a request's true size."""
+
+
 @contextlib.asynccontextmanager
 async def variant_parts(
-    variant: str, setup: Setup, upstream: Upstream, storage: Path
+    variant: str, setup: Setup, upstream: Upstream, storage: Path, scenario: Scenario, truth: Truth
 ) -> AsyncIterator[tuple[Counter, Sender, Callable[[], Awaitable[int]]]]:
     """The counter, the sender and the `maxInputTokens` source of a variant."""
     options = setup.init_options(storage, upstream.base_url)
-    if variant == "tokengauge":
+    tool_strings = [s for tool in scenario.tools for s in walk_strings(tool)]
+    if variant in ("tokengauge", "exact"):
         async with lsp_server(options) as server:
-            counter = LspCounter(server, MODEL_ID)
-            yield counter, LspChatSender(server, MODEL_ID, upstream), counter.max_input_tokens
+            counter = LspCounter(server, MODEL_ID, tool_strings)
+            chat = LspChatSender(server, MODEL_ID, upstream)
+            if variant == "exact":
+                exact = ExactCounter(truth.tokenizer, scenario.tools, truth.tools)
+                yield exact, chat, counter.max_input_tokens
+            else:
+                yield counter, chat, counter.max_input_tokens
         return
     gauge = Gauge(parse_settings(options), Ledger(None))
     model = gauge.model(MODEL_ID)
@@ -132,7 +163,7 @@ async def variant_parts(
         if variant == "calibration-off":
             async with lsp_server(options) as server:
                 sender = DirectSender(client, gauge, MODEL_ID, upstream, "tokengauge")
-                yield LspCounter(server, MODEL_ID), sender, fixed_max_input
+                yield LspCounter(server, MODEL_ID, tool_strings), sender, fixed_max_input
             return
         if variant == "chars/4":
             sender = DirectSender(client, gauge, MODEL_ID, upstream, "plain")
@@ -146,20 +177,24 @@ async def run(
     skew: float,
     setup: Setup,
     upstream: Upstream,
+    true: TrueTokenizer,
     progress: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Run every turn of the conversation once with this variant (upstream already configured)."""
-    conversation = ConversationGenerator(setup.seed, setup.tool_count)
+    """Run every turn of the conversation once with this variant (upstream already configured
+    with `true`)."""
+    scenario = setup.scenario_at(skew)
     empty: dict[str, Any] = {"model": MODEL_ID, "messages": []}
     true_fixed = await upstream.true_count(empty)
-    tools = [openai_tool(tool) for tool in conversation.tools]
+    tools = [openai_tool(tool) for tool in scenario.tools]
     true_tools = await upstream.true_count({**empty, "tools": tools})
+    truth = Truth(true, true_tools - true_fixed)
     started = benchlib.now()
     with tempfile.TemporaryDirectory(prefix="tokengauge-sim-") as tmp:
-        async with variant_parts(variant, setup, upstream, Path(tmp)) as (counter, sender, limit):
-            agent = CopilotAgent(conversation, counter, sender, limit, setup.window)
+        parts = variant_parts(variant, setup, upstream, Path(tmp), scenario, truth)
+        async with parts as (counter, sender, limit):
+            agent = CopilotAgent(scenario, counter, sender, limit, setup.window)
             for index in range(setup.turns):
-                await agent.run_turn(index, conversation.turn(index))
+                await agent.run_turn(index, scenario.turn(index))
                 if progress is not None:
                     progress(index + 1)
             max_input = await limit()

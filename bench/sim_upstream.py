@@ -6,7 +6,8 @@ cost) decides the real prompt size, it reports real usage, and it refuses a prom
 fit the window (or whose `max_tokens` would not fit beside it) with OpenAI's real 400 body.
 The simulator sets the model per skew, clears the recorded requests before each send (so the
 upstream's memory stays flat and the last request is easy to find) and reads the true size of a
-refused request back from the record.
+refused request back from the record. `TrueTokenizer.count_*` make the same counts in process (for
+the "exact" counter).
 """
 
 from __future__ import annotations
@@ -27,22 +28,22 @@ START_TIMEOUT_S: Final = 20.0
 
 @attrs.frozen
 class TrueTokenizer:
-    """How the upstream's model really counts (tests/upstream/config.py `ModelBehavior`)."""
+    """How the upstream's model really counts (tests/upstream/config.py `ModelBehavior`):
+    `ceil(scale × Σ message tokens) + per_message_overhead × messages + ceil(tool_scale ×
+    Σ tokens(JSON(tool))) + per_tool_overhead × tools + fixed_overhead`, and how it says no."""
 
     encoding: str = "cl100k_base"
     scale: float = 1.0
+    tool_scale: float = 1.0
     per_message_overhead: int = 5
     per_tool_overhead: int = 4
     fixed_overhead: int = 3
     image_tokens: int = 765
+    error_style: str = "openai"
 
     def behavior(self, window: int) -> dict[str, Any]:
         """The `model` section of the upstream's config for a window of `window` tokens."""
-        return attrs.asdict(self) | {
-            "context_window": window,
-            "check_max_tokens": True,
-            "error_style": "openai",
-        }
+        return attrs.asdict(self) | {"context_window": window, "check_max_tokens": True}
 
 
 @attrs.define

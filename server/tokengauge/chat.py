@@ -203,7 +203,7 @@ class ChatRun:
         )
 
     async def run(self, params: ChatParams) -> dict[str, Any]:
-        """Stream one response; returns `{usage, finishReason}` or raises `ChatError`."""
+        """Stream one response; returns `{usage, finishReason, trimmed?}` or raises `ChatError`."""
         chat = self._prepare(params)
         attempt = 0
         while True:
@@ -335,8 +335,9 @@ class ChatRun:
                 )
         data = openai_usage(usage)
         part = event_json(usage) or {}
+        result: dict[str, Any] = {"usage": data, "finishReason": progress.finish or "stop"}
         if chat.trimmed.changed:
-            part["trimmed"] = {
+            part["trimmed"] = result["trimmed"] = {
                 "toolResults": chat.trimmed.tool_results,
                 "messages": chat.trimmed.dropped,
                 "tokens": chat.trimmed.tokens,
@@ -344,7 +345,7 @@ class ChatRun:
         self.sink.part(
             params.request_id, {**part, "estimated": progress.usage is None, "data": data}
         )
-        return {"usage": data, "finishReason": progress.finish or "stop"}
+        return result
 
     def _learn_overflow(
         self, chat: _Chat, error: ParsedError, status: int | None, body: str
