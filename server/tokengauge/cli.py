@@ -24,7 +24,7 @@ from tokengauge.openai_format import read_request
 from tokengauge.overflow import ErrorKind, parse_overflow_error
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.parse_stream import main_parse_stream
-from tokengauge.wire import InvalidInput, Message
+from tokengauge.wire import InvalidInput, Message, unstructure
 
 DEFAULT_MODEL = "gpt-4o"
 CLI_PROVIDER = ProviderSettings(id="cli")
@@ -82,13 +82,14 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
         model = gauge.model(model_id)
         estimate = gauge.estimate(model, messages, tools)
         breakdown = gauge.breakdown(model, estimate)
+        scales = gauge.scales(model)
     finally:
         ledger.close()
     fits = breakdown.total <= breakdown.max_input_tokens
-    raws = [count.total for count in estimate.features.messages]
+    counts = estimate.features.messages
     listed = [
-        (i, m, e, raw)
-        for i, (m, e, raw) in enumerate(zip(messages, estimate.messages, raws, strict=True))
+        (i, m, e, count)
+        for i, (m, e, count) in enumerate(zip(messages, estimate.messages, counts, strict=True))
         if m.role != "system"
     ]
     if args.json:
@@ -101,9 +102,17 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
             "toolCount": len(tools),
             "requestOverhead": breakdown.fixed,
             "messages": [
-                {"index": i, "role": m.role, "tokens": e.tokens, "raw": raw, "source": e.source}
-                for i, (_, m, e, raw) in enumerate(listed)
+                {
+                    "index": i,
+                    "role": m.role,
+                    "tokens": e.tokens,
+                    "raw": count.total,
+                    "cjk": count.cjk,
+                    "source": e.source,
+                }
+                for i, (_, m, e, count) in enumerate(listed)
             ],
+            "scales": unstructure(scales),
             "total": breakdown.total,
             "rawTotal": breakdown.raw_total,
             "maxInputTokens": breakdown.max_input_tokens,
@@ -119,7 +128,7 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
     table.add_row("system", f"{breakdown.system:,}", "estimate")
     table.add_row(f"tools ({len(tools)})", f"{breakdown.tools:,}", "estimate")
     table.add_row("request overhead", f"{breakdown.fixed:,}", "estimate")
-    for index, (_, message, item, _raw) in enumerate(listed):
+    for index, (_, message, item, _count) in enumerate(listed):
         table.add_row(f"#{index} {_describe(message)}", f"{item.tokens:,}", item.source)
     table.add_section()
     table.add_row("total", f"{breakdown.total:,}", f"raw {breakdown.raw_total:,}")

@@ -257,11 +257,15 @@ class Gauge:
 
     def _is_conversation(self, request: LastRequest) -> bool:
         """False for what looks like Copilot's own helper requests (titles, progress messages,
-        summaries: no tools) while a conversation with tools is going on."""
+        summaries) while a conversation with tools is going on: no tools, and a system prompt of
+        their own."""
         previous = self.last
         if request.estimate.tools or previous is None or not previous.estimate.tools:
             return True
-        return request.at - previous.at > CONVERSATION_HOLD_SECONDS
+        if request.at - previous.at > CONVERSATION_HOLD_SECONDS:
+            return True
+        system = _system_digest(request.estimate)
+        return system is None or system == _system_digest(previous.estimate)
 
     def record_error(
         self, params: RecordErrorParams, estimate: RequestEstimate | None = None
@@ -325,3 +329,11 @@ class Gauge:
             ],
             "history": self.ledger.recent_usage(HISTORY_IN_REPORT),
         }
+
+
+def _system_digest(estimate: RequestEstimate) -> str | None:
+    features = estimate.features
+    return next(
+        (d for d, role in zip(features.digests, features.roles, strict=True) if role == "system"),
+        None,
+    )
