@@ -132,11 +132,6 @@ class RequestEstimate:
         """Our raw tiktoken count of the messages and the tools' JSON."""
         return self.features.text.total + self.features.tools
 
-    @property
-    def actual_messages(self) -> int:
-        """How many messages were counted from API actuals."""
-        return sum(1 for m in self.messages if m.source == "actual")
-
 
 def message_features(count: TextCount) -> tuple[float, ...]:
     """The fit's features of one message."""
@@ -400,8 +395,7 @@ class Calibration:
         """Give the request's messages their share of `actual` (see the module docstring)."""
         fit, request = self.fit(model), estimate.features
         predicted = [max(1, round(fit.predict(message_features(c)).mean)) for c in request.messages]
-        tools = fit.predict(features(0, 0, request.tools, 0, 0)).mean if request.tools else 0.0
-        messages_total = actual - round(tools + fit.predict(features(0, 0, 0, 0, 1)).mean)
+        messages_total = actual - round(_tools_and_overhead(fit, request))
         stored = [m.actual for m in estimate.messages]
         new = [i for i, s in enumerate(stored) if s is None]
         known = sum(s for s in stored if s is not None)
@@ -423,9 +417,7 @@ class Calibration:
         """One more ratio of the messages' true size to Copilot's count of them."""
         if copilot_messages < COPILOT_RATIO_MIN_TOKENS:
             return
-        fit, request = self.fit(model), estimate.features
-        tools = fit.predict(features(0, 0, request.tools, 0, 0)).mean if request.tools else 0.0
-        messages = actual - tools - fit.predict(features(0, 0, 0, 0, 1)).mean
+        messages = actual - _tools_and_overhead(self.fit(model), estimate.features)
         observed = self._ratios(model.id)
         observed.append(max(0.05, messages / copilot_messages))
         self.ledger.set_document(_copilot_key(model.id), list(observed))
@@ -474,6 +466,11 @@ class Calibration:
         }
         record.update(fields)
         self.ledger.append_usage(record)
+
+
+def _tools_and_overhead(fit: ComponentFit, request: RequestFeatures) -> float:
+    """What the fit expects the API to charge for a request's tools and its fixed overhead."""
+    return fit.predict(features(0, 0, request.tools, 0, 1)).mean
 
 
 def prior_for(model: ModelSpec) -> Prior:

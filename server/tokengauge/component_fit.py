@@ -11,8 +11,8 @@ squares with forgetting): it starts from conservative ratios with wide uncertain
 within a few requests, lets older requests weigh less (each report inflates the uncertainty by
 1/`FORGETTING`), and cannot be swung by one odd request: an innovation counts for at most
 `CLIP` standard deviations, and a count more than `REJECT` times off the prediction teaches
-nothing. Coefficients stay within `BOUNDS`. Predictions carry their standard deviation, so a
-caller can add a margin that is wide while little is known and narrow once the API has spoken.
+nothing. Coefficients stay within `BOUNDS`. `cautious` adds a margin to them that is wide while
+little is known and narrow once the API has spoken.
 """
 
 from __future__ import annotations
@@ -66,10 +66,6 @@ class Prediction:
     mean: float
     std: float
 
-    def upper(self, sigmas: float) -> float:
-        """The mean plus `sigmas` standard deviations."""
-        return self.mean + sigmas * self.std
-
 
 @attrs.define
 class ComponentFit:
@@ -90,15 +86,6 @@ class ComponentFit:
         size = len(prior.std)
         cov = [[prior.std[i] ** 2 if i == j else 0.0 for j in range(size)] for i in range(size)]
         return cls(list(prior.mean), cov, prior)
-
-    def coefficient(self, name: str) -> float:
-        """One coefficient by its name in `COMPONENTS`."""
-        return self.mean[COMPONENTS.index(name)]
-
-    def std(self, name: str) -> float:
-        """One coefficient's standard deviation."""
-        i = COMPONENTS.index(name)
-        return math.sqrt(max(0.0, self.cov[i][i]))
 
     def predict(self, x: Sequence[float]) -> Prediction:
         """The count of something whose features are `x` (see the module docstring)."""

@@ -23,8 +23,6 @@ from tokengauge.counting import TextCount, ToolWalk
 COPILOT_TOOLS_BASE: Final = 16
 COPILOT_TOOL_OVERHEAD: Final = 8
 COPILOT_TOOLS_MARGIN: Final = 1.1
-BUDGET_SHARE: Final = 0.9
-"""Copilot's agent renders against `floor((maxInputTokens − toolTokens) × 0.9)`."""
 DEFAULT_WALK_SHORTFALL: Final = 1.2
 """Tools' JSON ÷ Copilot's formula over exact counts, when the tools are not known yet."""
 _EPSILON: Final = 1e-9
@@ -62,15 +60,13 @@ def copilot_tools_target(max_input: int, tools: float, ratio: float) -> int:
 
     Copilot fits its own o200k count of the messages, `M`, within `0.9 × (max_input − T)`, where
     `T` is its count of the tools (through us). The API charges about `ratio × M` for those
-    messages and `tools` for the tools (and the request overhead). Choosing
-    `T = tools + (ratio − 1) × M*`, where `M*` is the largest `M` that budget then admits, makes
-    Copilot's decision at its budget's edge the one it would make if it counted every token as
-    the API does: `ratio × M* + tools = 0.9 × max_input + 0.1 × tools`. With `ratio` below 1 the
-    target falls below `tools` (Copilot's own count runs high), down to what the formula allows.
+    messages and `tools` for the tools (and the request overhead). With exact counts Copilot would
+    admit messages up to `0.9 × (max_input − tools)`; `T = max_input − (max_input − tools) / ratio`
+    makes it admit exactly as much: at its budget's edge it decides as it would if it counted every
+    token as the API does. With `ratio` below 1 (Copilot's own count runs high) the target falls
+    below `tools`, down to what the formula allows.
     """
-    share = BUDGET_SHARE
-    edge = share * (max_input - tools) / (1 + share * (ratio - 1))
-    return max(0, math.ceil(tools + (ratio - 1) * edge - _EPSILON))
+    return max(0, math.ceil(max_input - (max_input - tools) / ratio - _EPSILON))
 
 
 def tool_scale(target: int, walk: ToolWalk) -> float:

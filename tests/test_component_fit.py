@@ -1,0 +1,83 @@
+"""The per-model fit: convergence, robustness, bounds, margins and persistence."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tokengauge.component_fit import APPROXIMATE, BOUNDS, EXACT, ComponentFit, features
+
+TRUE = (1.45, 0.8, 1.3, 7.0, 3.0)
+
+
+def requests(seed: int = 1, n: int = 30) -> list[tuple[tuple[float, ...], float]]:
+    """Copilot-like requests (helpers without tools, agent requests with tools) and their counts."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        if i % 4 == 0:
+            x = features(rng.randint(300, 3000), 0, 0, 2, 1)
+        else:
+            cjk = rng.choice([0, 0, rng.randint(500, 2500)])
+            x = features(rng.randint(8000, 25000), cjk, 12600, rng.randint(3, 12), 1)
+        out.append((x, sum(a * b for a, b in zip(TRUE, x, strict=True))))
+    return out
+
+
+def test_converges_within_a_few_requests():
+    fit = ComponentFit.start(APPROXIMATE)
+    errors = []
+    for x, actual in requests():
+        errors.append(fit.predict(x).mean / actual - 1)
+        assert fit.update(x, actual)
+    assert max(abs(e) for e in errors[6:]) < 0.02, errors
+    assert fit.mean[0] == pytest.approx(TRUE[0], rel=0.02)
+    assert fit.mean[2] == pytest.approx(TRUE[2], rel=0.05)
+    assert fit.observations == len(errors)
+
+
+def test_one_odd_report_moves_little_and_an_absurd_one_nothing():
+    fit = ComponentFit.start(APPROXIMATE)
+    for x, actual in requests():
+        fit.update(x, actual)
+    settled = list(fit.mean)
+    x, actual = requests(seed=2, n=2)[1]
+    assert fit.update(x, actual * 3)  # three times the truth: clipped
+    assert fit.mean[0] == pytest.approx(settled[0], rel=0.05)
+    before = list(fit.mean)
+    assert not fit.update(x, actual * 100)  # a hundred times: rejected
+    assert not fit.update(x, 0)
+    assert fit.mean == before
+
+
+def test_coefficients_stay_within_bounds_and_cautious_is_never_below_the_mean():
+    fit = ComponentFit.start(EXACT)
+    for x, actual in requests(n=60):
+        fit.update(x, actual * 7.9)  # just inside what is not rejected, again and again
+        for value, (low, high) in zip(fit.mean, BOUNDS, strict=True):
+            assert low <= value <= high
+        assert all(c >= m for c, m in zip(fit.cautious(1.5), fit.mean, strict=True))
+
+
+def test_the_margin_narrows_as_reports_come_in():
+    fit = ComponentFit.start(APPROXIMATE)
+    x, _ = requests()[1]
+    widths = []
+    for y, actual in requests(n=12):
+        widths.append(
+            sum(c * v for c, v in zip(fit.cautious(1.5), x, strict=True)) / fit.predict(x).mean
+        )
+        fit.update(y, actual)
+    assert widths[0] > 1.05 > widths[-1] >= 1.0
+
+
+def test_round_trips_through_json_and_refuses_what_is_not_a_fit():
+    fit = ComponentFit.start(APPROXIMATE)
+    for x, actual in requests(n=5):
+        fit.update(x, actual)
+    again = ComponentFit.from_json(fit.to_json(), APPROXIMATE)
+    assert again is not None and again.mean == pytest.approx(fit.mean)
+    assert again.reference == pytest.approx(fit.reference) and again.observations == 5
+    for bad in (None, [], {"mean": [1] * 5}, {"mean": [1] * 4, "cov": [], "n": 1}):
+        assert ComponentFit.from_json(bad, APPROXIMATE) is None
