@@ -24,6 +24,7 @@ from tokengauge import __version__, protocol
 from tokengauge.chat import ChatError, ChatRun, RetryPolicy
 from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
+from tokengauge.jsontext import TreeError, check_tree
 from tokengauge.ledger import LEDGER_DIR, Ledger
 from tokengauge.logs import configure_logging, forward_to_client
 from tokengauge.models import UnknownModelError
@@ -166,9 +167,14 @@ def invalid_params() -> Iterator[None]:
 
 
 def params_as(params: Any, cls: type[P]) -> P:
-    """Structure request params (call inside `invalid_params`)."""
+    """Structure request params (call inside `invalid_params`): refused if they hold a number
+    JSON cannot carry or nest deeper than the code that walks them can follow."""
     if params is None:
         raise InvalidInput(f"{cls.__name__}: params are missing")
+    try:
+        check_tree(params)
+    except TreeError as exc:
+        raise InvalidInput(f"invalid {exc}") from None
     return structure(params, cls, "params")
 
 

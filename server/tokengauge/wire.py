@@ -16,6 +16,8 @@ from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
+from tokengauge.jsontext import NotJsonNumber
+
 T = TypeVar("T")
 
 Role = Literal["system", "user", "assistant"]
@@ -114,6 +116,8 @@ def _strict_scalar(kind: type, accepted: tuple[type, ...]) -> Callable[[Any, Any
     """cattrs would turn `5` into `"5"` and `"false"` into True; JSON types must match instead."""
 
     def structure_scalar(value: Any, _: Any) -> Any:
+        if isinstance(value, NotJsonNumber):
+            raise ValueError(f"{value.text} is not a JSON number")
         if isinstance(value, bool) and kind is not bool:
             raise ValueError(f"expected {kind.__name__}, got a boolean")
         if not isinstance(value, accepted):
