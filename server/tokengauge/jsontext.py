@@ -53,10 +53,10 @@ def _int(text: str) -> int | NotJsonNumber:
 _DECODER: Final = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=NotJsonNumber)
 
 
-def parse(data: bytes | str) -> Any:
+def parse(data: bytes | bytearray | str) -> Any:
     """One JSON value from UTF-8 bytes (or text); `JsonSyntaxError` if it is not JSON."""
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        text = data if isinstance(data, str) else data.decode("utf-8")
         return _DECODER.decode(text)
     except UnicodeDecodeError as exc:
         raise JsonSyntaxError(f"the message is not UTF-8 (byte {exc.start})") from None

@@ -100,7 +100,9 @@ class TokenGaugeServer(LanguageServer):
         ledger = Ledger(directory / LEDGER_DIR)
         self._gauge = Gauge(settings, ledger)
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
-        client = make_client(Timeouts(settings.connect_timeout, settings.idle_timeout))
+        client = make_client(
+            Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
+        )
         retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
         self._chats = ChatRun(self._gauge, client, ServerChatSink(self), retry)
         log.info(

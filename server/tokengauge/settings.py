@@ -86,7 +86,9 @@ class ServerSettings:
     connect_timeout: float = 15.0
     """Seconds to wait for the API to accept a connection."""
     idle_timeout: float = 120.0
-    """Seconds a stream may stay silent before the request fails."""
+    """Seconds a stream may go without an event that carries data before the request fails."""
+    response_timeout: float = 1800.0
+    """Seconds a whole response may take (a stream still going after that is cut off)."""
     max_attempts: int = 3
     """Tries for a request that fails with 429/529/5xx or a broken connection."""
     retry_base_delay: float = 1.0
@@ -134,6 +136,7 @@ def parse_settings(options: Any) -> ServerSettings:
         log_level=_scalar(options, "logLevel", LogLevel, "info"),
         connect_timeout=_positive(options, "connectTimeout", 15.0),
         idle_timeout=_positive(options, "idleTimeout", 120.0),
+        response_timeout=_positive(options, "responseTimeout", 1800.0),
         max_attempts=int(_positive(options, "maxAttempts", 3)),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
     )

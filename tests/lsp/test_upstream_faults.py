@@ -1,0 +1,307 @@
+"""Broken and hostile upstreams, end to end: real LSP over stdio, real HTTP on 127.0.0.1.
+
+For every fault the user gets a clear error of a known kind within the fault's time bound, the
+key never leaves for another origin (a second upstream on another port stands for it), the
+server's memory stays bounded, and the next request is served. Chats get one attempt here
+(`maxAttempts: 1`), so each bound is the fault's own, not multiplied by retries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from tests.lsp.chat_helpers import API_KEY, chat_options, chat_params, conversation
+from tests.lsp.helpers import call, plain, running_server
+from tests.upstream import faults
+from tests.upstream.config import Fault, Scripted, UpstreamConfig
+from tests.upstream.server import Upstream, running_upstream
+
+IDLE = 1.5
+RESPONSE = 4.0
+SLACK = 1.5  # process, scheduling and loopback time on a busy 2-core machine
+BOMB = 256 * 2**20  # decompressed bytes (~256 KB on the wire)
+MEMORY_BOUND = 100 * 2**20  # most the server's peak RSS may grow during a fault
+
+
+class Servers(NamedTuple):
+    client: LanguageClient
+    up: Upstream
+    other: Upstream  # another origin: nothing may reach it
+
+
+@contextlib.asynccontextmanager
+async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+    async with running_upstream(UpstreamConfig()) as up, running_upstream() as other:
+        options = chat_options(
+            str(tmp_path / "storage"),
+            up.base_url,
+            idleTimeout=IDLE,
+            responseTimeout=RESPONSE,
+            maxAttempts=1,
+        )
+        async with running_server(options) as client:
+            for model_id in ("gpt-4o", "claude-sonnet-4-5"):  # both encodings loaded: RSS settles
+                await call(client, "tokenGauge/countTokens", {"modelId": model_id, "inputs": ["x"]})
+            yield Servers(client, up, other)
+
+
+def rss(client: LanguageClient, field: str) -> int:
+    """The server process's `VmRSS` or `VmHWM` (peak) in bytes."""
+    process = client._server
+    assert process is not None
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
+async def still_serving(client: LanguageClient) -> None:
+    counted = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["ok"]})
+    assert counted["raw"] == [1]
+
+
+async def failed_chat(client: LanguageClient, model_id: str) -> tuple[JsonRpcException, float]:
+    start = time.monotonic()
+    with pytest.raises(JsonRpcException) as caught:
+        await call(client, "tokenGauge/chat", chat_params(model_id, conversation()))
+    return caught.value, time.monotonic() - start
+
+
+class Case(NamedTuple):
+    script: Any  # a Scripted, or a function of (this upstream, the other one) giving one
+    model: str
+    kind: str
+    needle: str
+    bound: float
+
+
+CASES = [
+    pytest.param(
+        Case(
+            lambda up, other: faults.redirect(other.url("/v1/chat/completions"), 307),
+            "gpt-4o",
+            "upstream",
+            "another address",
+            SLACK,
+        ),
+        id="307-to-another-origin",
+    ),
+    pytest.param(
+        Case(
+            lambda up, other: faults.redirect(other.url("/v1/messages"), 308),
+            "claude-sonnet-4-5",
+            "upstream",
+            "another address",
+            SLACK,
+        ),
+        id="308-to-another-origin-anthropic",
+    ),
+    pytest.param(
+        Case(
+            lambda up, other: faults.redirect(other.url("/v1/chat/completions"), 302),
+            "gpt-4o",
+            "upstream",
+            "another address",
+            SLACK,
+        ),
+        id="302-to-another-origin",
+    ),
+    pytest.param(
+        Case(
+            lambda up, other: faults.redirect(up.url("/v1/chat/completions"), 307, times=10),
+            "gpt-4o",
+            "upstream",
+            "more than 5 times",
+            SLACK,
+        ),
+        id="redirect-loop",
+    ),
+    pytest.param(
+        Case(faults.bomb(BOMB), "gpt-4o", "upstream", "event over 16 MiB", SLACK + 3),
+        id="gzip-bomb-stream",
+    ),
+    pytest.param(
+        Case(
+            faults.bomb(BOMB, prefix='{"error": {"message": "', status=400),
+            "gpt-4o",
+            "other",
+            "HTTP 400",
+            SLACK,
+        ),
+        id="gzip-bomb-error-body",
+    ),
+    pytest.param(
+        Case(
+            Scripted(
+                body='data: {"choices": []}\n\n', headers={"Content-Encoding": "gzip"}, status=200
+            ),
+            "gpt-4o",
+            "upstream",
+            "gzip-compressed, but it is not",
+            SLACK,
+        ),
+        id="gzip-header-on-a-plain-body",
+    ),
+    pytest.param(
+        Case(
+            faults.keepalives_only("comment", 0.1),
+            "gpt-4o",
+            "connection",
+            "keep-alives",
+            IDLE + SLACK,
+        ),
+        id="comment-only-stream",
+    ),
+    pytest.param(
+        Case(
+            faults.keepalives_only("ping", 0.1),
+            "claude-sonnet-4-5",
+            "connection",
+            "keep-alives",
+            IDLE + SLACK,
+        ),
+        id="ping-only-stream",
+    ),
+    pytest.param(
+        Case(faults.trickle(0.2), "gpt-4o", "connection", "keep-alives", IDLE + SLACK),
+        id="one-byte-every-200ms",
+    ),
+    pytest.param(
+        Case(
+            faults.endless(event=1, every=0.2), "gpt-4o", "connection", "response", RESPONSE + SLACK
+        ),
+        id="endless-stream",
+    ),
+    pytest.param(
+        Case(
+            Scripted(fault=Fault(headers_delay=30)),
+            "gpt-4o",
+            "connection",
+            "stopped sending",
+            IDLE + SLACK,
+        ),
+        id="stall-before-headers",
+    ),
+    pytest.param(
+        Case(faults.stall(after_chunks=3, seconds=30), "gpt-4o", "connection", "", IDLE + SLACK),
+        id="stall-mid-stream",
+    ),
+    pytest.param(
+        Case(
+            Scripted(body="<html><body>Welcome</body></html>", content_type="text/html"),
+            "gpt-4o",
+            "upstream",
+            "event stream",
+            SLACK,
+        ),
+        id="html-200",
+    ),
+    pytest.param(
+        Case(
+            Scripted(
+                body="<html><h1>502 Bad Gateway</h1></html>", status=502, content_type="text/html"
+            ),
+            "gpt-4o",
+            "other",
+            "HTTP 502",
+            SLACK,
+        ),
+        id="html-502",
+    ),
+    pytest.param(
+        Case(faults.drop_after(chunks=3), "gpt-4o", "connection", "", SLACK),
+        id="connection-dropped",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_a_broken_upstream_ends_the_chat_clearly(tmp_path: Path, case: Case):
+    async with servers(tmp_path) as (client, up, other):
+        up.script(case.script(up, other) if callable(case.script) else case.script)
+        before = rss(client, "VmRSS")
+        error, elapsed = await failed_chat(client, case.model)
+        assert error.code == -32803, (error.code, error.message)
+        assert plain(error.data) == {"kind": case.kind}, error.message
+        assert case.needle in error.message
+        assert "Traceback" not in error.message
+        assert elapsed <= case.bound, f"{elapsed:.1f} s"
+        assert rss(client, "VmHWM") - before < MEMORY_BOUND
+        assert other.requests == []  # no key, no conversation, nothing at all
+        await still_serving(client)
+        print(f"\nfault {case.kind}: {error.message[:80]!r} in {elapsed:.2f} s")
+
+
+async def test_a_redirect_within_the_origin_is_followed(tmp_path: Path):
+    async with servers(tmp_path) as (client, up, _):
+        up.script(faults.redirect(up.url("/moved/v1/chat/completions"), 308))
+        result = await call(client, "tokenGauge/chat", chat_params("gpt-4o", conversation()))
+        assert result["finishReason"] == "stop"
+        moved = up.model_requests[-1]
+        assert moved.path == "/moved/v1/chat/completions"
+        assert moved.header("authorization") == f"Bearer {API_KEY}"
+        assert moved.json["messages"]  # 308 keeps the body
+
+
+LISTING_CASES = [
+    pytest.param(
+        lambda other: faults.redirect(other.url("/v1/models"), 302),
+        "another address",
+        SLACK,
+        id="redirect-to-another-origin",
+    ),
+    pytest.param(
+        lambda other: faults.bomb(BOMB, prefix='{"data": ["'),
+        "more than 16 MiB",
+        SLACK + 3,
+        id="gzip-bomb",
+    ),
+    pytest.param(
+        lambda other: Scripted(body="[" * 100_000 + "]" * 100_000),
+        "nests",
+        SLACK,
+        id="100k-deep-json",
+    ),
+    pytest.param(
+        lambda other: Scripted(body="<html>Sign in</html>", content_type="text/html"),
+        "not JSON",
+        SLACK,
+        id="html",
+    ),
+    pytest.param(
+        lambda other: Scripted(body='{"data": []}', fault=Fault(trickle_seconds=0.5)),
+        "within",
+        RESPONSE + SLACK,
+        id="trickle",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "needle", "bound"), LISTING_CASES)
+async def test_a_broken_model_listing_is_reported_clearly(
+    tmp_path: Path, make: Any, needle: str, bound: float
+):
+    async with servers(tmp_path) as (client, up, other):
+        up.config.listing_answer = make(other)
+        before = rss(client, "VmRSS")
+        start = time.monotonic()
+        report = await call(
+            client,
+            "tokenGauge/discoverModels",
+            {"credentials": {"up-openai": {"apiKey": API_KEY}}},
+        )
+        elapsed = time.monotonic() - start
+        errors = {item["providerId"]: item["error"] for item in report["providers"]}
+        assert needle in (errors["up-openai"] or ""), errors
+        assert elapsed <= bound * 2, f"{elapsed:.1f} s"  # two providers list in turn
+        assert rss(client, "VmHWM") - before < MEMORY_BOUND
+        assert other.requests == []
+        await still_serving(client)
+        print(f"\nlisting fault: {errors['up-openai'][:80]!r} in {elapsed:.2f} s")
