@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator, Iterator
-from typing import Final
+from typing import Any, Final
 
 import httpx
 
@@ -33,14 +33,16 @@ class Decoder:
     def __init__(self, content_encoding: str) -> None:
         name = content_encoding.strip().lower()
         self._name = name
-        if name in ("", "identity"):
-            self._zlib = None
-        elif name in ("gzip", "x-gzip"):
+        self._zlib: Any = None
+        # Deflate may come with a zlib header or without (raw, as httpx also allows): the first
+        # bytes are kept until the first output says which.
+        self._head: bytes | None = None
+        if name in ("gzip", "x-gzip"):
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
         elif name == "deflate":
             self._zlib = zlib.decompressobj()
-            self._raw_deflate_tried = False
-        else:
+            self._head = b""
+        elif name not in ("", "identity"):
             raise UpstreamError(
                 f"the API compressed its answer as {content_encoding!r}, which tokengauge did not "
                 f"ask for (it accepts {ACCEPT_ENCODING})"
@@ -52,19 +54,21 @@ class Decoder:
             for start in range(0, len(data), PIECE):
                 yield data[start : start + PIECE]
             return
+        if self._head is not None:
+            self._head += data
         while data:
             try:
                 piece = self._zlib.decompress(data, PIECE)
             except zlib.error:
-                if self._name == "deflate" and not self._raw_deflate_tried:
-                    # Some servers send raw deflate (no zlib header), as httpx also allows.
-                    self._raw_deflate_tried = True
-                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-                    continue
-                raise UpstreamError(
-                    f"the API said its answer was {self._name}-compressed, but it is not"
-                ) from None
+                if self._head is None:
+                    raise UpstreamError(
+                        f"the API said its answer was {self._name}-compressed, but it is not"
+                    ) from None
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                data, self._head = self._head, None
+                continue
             if piece:
+                self._head = None
                 yield piece
             data = self._zlib.unconsumed_tail
 

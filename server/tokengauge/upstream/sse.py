@@ -61,7 +61,7 @@ class Progress:
 
     idle: float
     deadline: float
-    last: float = attrs.field(factory=time.monotonic)
+    last: float = attrs.field(factory=lambda: time.monotonic())
 
     def moved(self, event: ServerSentEvent) -> None:
         """Note an event; keep-alives (a `ping`, empty data) are not progress."""
