@@ -253,7 +253,7 @@ class Calibration:
         if error.input_tokens is not None:
             true_input = error.input_tokens
         else:
-            true_input = max((limit or window) + 1, estimate.total)
+            true_input = max((limit or window) + (error.excess_tokens or 1), estimate.total)
         self._store_actuals(model, estimate, true_input)
         old = self.factor(model.id)
         ratio = true_input / max(1, estimate.raw.total)

@@ -305,3 +305,40 @@ async def test_a_broken_model_listing_is_reported_clearly(
         assert other.requests == []
         await still_serving(client)
         print(f"\nlisting fault: {errors['up-openai'][:80]!r} in {elapsed:.2f} s")
+
+
+OVERFLOW_BODIES = [
+    pytest.param(
+        '{"error":{"message":"prompt too long; exceeded max context length by 4021 tokens",'
+        '"type":"api_error","param":null,"code":null}}',
+        id="ollama",
+    ),
+    pytest.param(
+        '{"id":"c1","message":"too many tokens: size limit exceeded by 11326 tokens. Try using '
+        'shorter or fewer inputs. The limit for this model is 128000 tokens."}',
+        id="cohere",
+    ),
+    pytest.param(
+        '{"error":{"message":"The total length of all messages is too long.",'
+        '"type":"too_many_prompt_tokens","code":400}}',
+        id="perplexity",
+    ),
+    pytest.param('{"message":"Input Tokens Exceeded"}', id="bedrock-converse"),
+]
+
+
+@pytest.mark.parametrize("body", OVERFLOW_BODIES)
+async def test_overflows_without_full_numbers_are_overflows(tmp_path: Path, body: str):
+    """Classified as "other" before: nothing was learned and the safety net could not act."""
+    async with servers(tmp_path) as (client, up, _):
+        messages = conversation()
+        before = await call(
+            client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+        )
+        up.script(Scripted(body=body, status=400))
+        error, _elapsed = await failed_chat(client, "gpt-4o")
+        assert plain(error.data) == {"kind": "overflow"}, error.message
+        after = await call(
+            client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
+        )
+        assert sum(after["tokens"]) > sum(before["tokens"])  # learned: the next count is larger
