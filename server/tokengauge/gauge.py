@@ -41,6 +41,7 @@ from tokengauge.wire import CountInput, Message, Tool, unstructure
 log = logging.getLogger(__name__)
 
 HISTORY_IN_REPORT = 100
+WARM_ENTRIES = 200_000
 
 
 def discovery_key(provider_id: str) -> str:
@@ -164,16 +165,19 @@ class Gauge:
         )
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
-        """Raw counts of the most asked strings for each model, with each model's scale."""
+        """Raw counts of the most asked strings for each model (each id once; at most
+        `WARM_ENTRIES` in all, split evenly), with each model's scale."""
         entries = []
         scales = []
-        for model_id in model_ids:
+        unique = list(dict.fromkeys(model_ids))
+        per_model = WARM_ENTRIES // max(1, len(unique))
+        for model_id in unique:
             model = self.model(model_id)
             scale = self.calibration.scale(model.id)
             scales.append(ModelScale(model.id, scale))
             entries += [
                 WarmEntry(model.id, sha, raw, scaled(raw, scale))
-                for sha, raw in self.frequent.entries(model.encoding)
+                for sha, raw in self.frequent.entries(model.encoding)[:per_model]
             ]
         return WarmCountsResult(entries=entries, epoch=self.epoch, scales=scales)
 

@@ -255,3 +255,13 @@ async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
     assert ranked[-1] == hashlib.sha256(b"once").hexdigest()  # most asked first
     assert not [e for e in warm["entries"] if e["modelId"] == "claude-sonnet-4-5"]  # other encoding
     assert isinstance(warm["epoch"], int)
+
+
+async def test_warm_counts_give_each_model_once(client: LanguageClient):
+    """10,000 copies of one id made 10,000 copies of the table (3.9 GB, no answer)."""
+    await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["a", "b"]})
+    warm = await call(
+        client, "tokenGauge/warmCounts", {"modelIds": ["gpt-4o"] * 10_000 + ["local-small"]}
+    )
+    assert [s["modelId"] for s in warm["scales"]] == ["gpt-4o", "local-small"]
+    assert len([e for e in warm["entries"] if e["modelId"] == "gpt-4o"]) == 2

@@ -69,11 +69,16 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
 
 
 def parse_models_list(payload: Any) -> list[DiscoveredModel]:
-    """`{"data": [...]}` (OpenAI style) or a bare list."""
+    """`{"data": [...]}` (OpenAI style) or a bare list; an id listed twice counts once (the
+    first entry)."""
     entries = payload.get("data") if isinstance(payload, Mapping) else payload
     if not isinstance(entries, list):
         return []
-    return [model for model in map(parse_model_entry, entries) if model is not None]
+    models: dict[str, DiscoveredModel] = {}
+    for model in map(parse_model_entry, entries):
+        if model is not None:
+            models.setdefault(model.id, model)
+    return list(models.values())
 
 
 def ollama_context_length(show: Any) -> int | None:

@@ -107,6 +107,24 @@ def _with_json_type(headers: Mapping[str, str]) -> httpx.Headers:
     return merged
 
 
+def _build(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    headers: Mapping[str, str] | httpx.Headers,
+    content: bytes | None,
+) -> httpx.Request:
+    """The request, or `UpstreamError` when the provider's baseUrl makes no valid URL."""
+    try:
+        request = client.build_request(method, url, headers=headers, content=content)
+    except httpx.InvalidURL as exc:
+        raise UpstreamError(f"{url!r} is not a valid URL ({exc}): check the baseUrl") from None
+    port = request.url.port
+    if port is not None and not 0 < port < 65536:
+        raise UpstreamError(f"{url!r} is not a valid URL (port {port}): check the baseUrl")
+    return request
+
+
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port
 
@@ -160,7 +178,7 @@ async def open_sse(
     timeouts = timeouts_of(client)
     request_headers = httpx.Headers({"accept": "text/event-stream"})
     request_headers.update(_with_json_type(headers))
-    request = client.build_request("POST", url, headers=request_headers, content=json_body(body))
+    request = _build(client, "POST", url, request_headers, json_body(body))
     deadline = time.monotonic() + timeouts.response
     with _translated():
         try:
@@ -194,7 +212,7 @@ async def get_json(
     """
     content = None if body is None else json_body(body)
     request_headers = headers if body is None else _with_json_type(headers)
-    request = client.build_request(method, url, headers=request_headers, content=content)
+    request = _build(client, method, url, request_headers, content)
     response = await send(client, request)
     try:
         response.raise_for_status()
