@@ -6,7 +6,7 @@ events that echo the key back, a cancelled chat, model discovery against failing
 every place the key could end up is searched: the raw JSON-RPC transcript of everything the
 server sent (`window/logMessage`, `window/showMessage`, `tokenGauge/chatPart`,
 `tokenGauge/status`, `tokenGauge/modelsChanged`, results, errors and their `data`), the server's
-stderr, every file under `storageDir` (SQLite database, `-wal`, `-shm`, diskcache value files),
+stderr, every file under `storageDir` (SQLite database and journal, diskcache value files),
 and the output of the `count` command line tool run on that storage. Zero hits, while the
 upstream's records prove the key really was sent.
 """
@@ -417,8 +417,8 @@ async def test_the_key_reaches_the_api_and_nothing_else(tmp_path: Path, capfd):
     assert len(up.requests) > 25
     assert all(presented_key(r) == key for r in up.requests)
 
-    # The ledger was written, with its SQLite write-ahead log while the server ran.
-    assert {"ledger/cache.db", "ledger/cache.db-wal", "ledger/cache.db-shm"} <= set(while_running)
+    # The ledger was written while the server ran (a rollback journal: no -wal, no -shm).
+    assert "ledger/cache.db" in while_running
     after = storage_files(storage)
     assert s.client.log_messages and s.notifications["tokenGauge/chatPart"]
 
