@@ -168,3 +168,8 @@ def test_ordinary_json_is_unchanged() -> None:
     text = '{"a": [1, 2.5, -3, "x\\ud800", true, null, {"b": 1e300}]}'
     assert jsontext.parse(text) == json.loads(text)
     jsontext.check_tree(jsontext.parse(text))
+
+
+async def test_a_header_block_whose_body_is_the_next_message() -> None:
+    data = b"Content-Length: 10\r\n\r\n" + framed(body(1)) + framed(body(2))
+    assert ids(await read_all(data, 65536)) == [("problem", None), 1, 2]

@@ -184,7 +184,11 @@ class FrameReader:
 
     def _recut(self, body: bytes) -> Frame | None:
         """A body that is not JSON because its Content-Length was wrong, parsed where it ends."""
-        inner = body.lower().find(_MARKER, 1)
+        inner = body.lower().find(_MARKER)
+        if inner == 0 or _MARKER.startswith(body[: len(_MARKER)].lower()):
+            # A header block with no body: the next message begins right here.
+            self._buffer[:0] = body
+            return Frame(problem="a message had no body")
         if inner > 0:  # a header inside: this message was cut short, the next one begins there
             self._buffer[:0] = body[inner:]
             value = _try_parse(body[:inner])
