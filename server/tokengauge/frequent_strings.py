@@ -13,6 +13,7 @@ it first changes (a crash early in a session used to lose it all) and then at mo
 from __future__ import annotations
 
 import hashlib
+import heapq
 import time
 from collections.abc import Callable
 from typing import Final
@@ -113,15 +114,18 @@ class FrequentStrings:
             self.ledger.set_document(_document(encoding), rows)
 
     def _ranked(self, encoding: str) -> list[tuple[bytes, int]]:
-        table = self._table(encoding)
-        ranked = sorted(table.items(), key=lambda item: _hits(item[1]), reverse=True)
-        return ranked[:SAVED_PER_ENCODING]
+        return _most_asked(self._table(encoding), SAVED_PER_ENCODING)
 
     @staticmethod
     def _prune(table: dict[bytes, int]) -> None:
-        keep = sorted(table.items(), key=lambda item: _hits(item[1]), reverse=True)
+        keep = _most_asked(table, MEMORY_PER_ENCODING // 2)
         table.clear()
-        table.update(keep[: MEMORY_PER_ENCODING // 2])
+        table.update(keep)
+
+
+def _most_asked(table: dict[bytes, int], count: int) -> list[tuple[bytes, int]]:
+    """The `count` entries with the most hits, most first (no copy of the whole table)."""
+    return heapq.nlargest(count, table.items(), key=lambda item: _hits(item[1]))
 
 
 def _is_row(row: object) -> bool:
