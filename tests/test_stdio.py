@@ -179,6 +179,17 @@ HOSTILE = [
     ),
     pytest.param(
         raw(
+            '{"jsonrpc":"2.0","id":19,"method":"tokenGauge/countTokens","params":{"modelId":'
+            '"gpt-4o","inputs":[{"role":"user","content":['
+            + '{"type":"toolResult","callId":"c","content":[' * 500
+            + "]}" * 500
+            + "]}]}}"
+        ),
+        ("error", 19),
+        id="500-deep-tool-results",
+    ),
+    pytest.param(
+        raw(
             '{"jsonrpc":"2.0","id":18,"method":"tokenGauge/countTokens","params":'
             + "[" * 100_000
             + "]" * 100_000
