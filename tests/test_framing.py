@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -173,3 +174,18 @@ def test_ordinary_json_is_unchanged() -> None:
 async def test_a_header_block_whose_body_is_the_next_message() -> None:
     data = b"Content-Length: 10\r\n\r\n" + framed(body(1)) + framed(body(2))
     assert ids(await read_all(data, 65536)) == [("problem", None), 1, 2]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("x" * 20_000_000, id="20-MB"),
+        pytest.param("}Content-Length: 5\r\n" * 500_000, id="10-MB-of-header-lookalikes"),
+    ],
+)
+async def test_a_large_body_costs_one_pass(text: str) -> None:
+    """Each new chunk of a body was searched with the whole body before it (quadratic)."""
+    data = framed(body(1, text)) + framed(body(2))
+    start = time.perf_counter()
+    assert ids(await read_all(data, 65536)) == [1, 2]
+    assert time.perf_counter() - start < 5

@@ -30,6 +30,7 @@ _MARKER: Final = b"content-length:"
 _HEADER: Final = re.compile(rb"([A-Za-z0-9-]+)[ \t]*:[ \t]*(.*)")
 _ID: Final = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\\r\n]|\\.){0,200}")')
 _SNIFF_BYTES: Final = 4096
+_MAX_CUTS: Final = 4
 
 Read = Callable[[], Awaitable[bytes]]
 """The next chunk of input, b"" at its end."""
@@ -77,13 +78,18 @@ class FrameReader:
     async def _body(self, length: int) -> bytes | None:
         """The `length` bytes of a body; fewer if the next message's header turns up inside them
         (a Content-Length too large); None if the input ended inside it."""
-        searched = 0
+        searched, attempts = 1, 0
         while len(self._buffer) < length:
-            cut = self._header_after_json(searched)
-            if cut is not None:
-                log.warning("a message's Content-Length was %d; it was %d bytes", length, cut)
-                return self._take(cut)
-            searched = max(0, len(self._buffer) - len(_MARKER))
+            # Only the bytes that came since the last look are searched, and a cut is tried at
+            # most a few times: a large body costs one pass, whatever its text says.
+            found = bytes(self._buffer[searched:]).lower().find(_MARKER)
+            cut = searched + found if found >= 0 and attempts < _MAX_CUTS else None
+            if cut is not None and _ends_an_object(self._buffer, cut):
+                attempts += 1
+                if _try_parse(bytes(self._buffer[:cut])) is not None:
+                    log.warning("a message's Content-Length was %d; it was %d bytes", length, cut)
+                    return self._take(cut)
+            searched = max(1, len(self._buffer) - len(_MARKER) + 1)
             if not await self._more():
                 inner = self._buffer.lower().find(_MARKER, 1)
                 if inner > 0:  # the rest is another message: this one was cut short
@@ -96,13 +102,6 @@ class FrameReader:
                 self._buffer.clear()
                 return None
         return self._take(length)
-
-    def _header_after_json(self, start: int) -> int | None:
-        """Where a header begins right after a complete JSON value at the front of the buffer."""
-        found = self._buffer.lower().find(_MARKER, max(1, start))
-        if found < 0 or _try_parse(bytes(self._buffer[:found])) is None:
-            return None
-        return found
 
     def _take(self, size: int) -> bytes:
         taken = bytes(self._buffer[:size])
@@ -209,6 +208,14 @@ class FrameReader:
                 )
                 return Frame(value[0])
         return None
+
+
+def _ends_an_object(data: bytearray, end: int) -> bool:
+    """Whether `data[:end]` ends with `}` (whitespace aside), as a JSON-RPC message does."""
+    index = end - 1
+    while index > 0 and data[index] in b" \t\r\n":
+        index -= 1
+    return index >= 0 and data[index] == ord("}")
 
 
 def _try_parse(data: bytes) -> tuple[Any] | None:
