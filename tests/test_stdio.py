@@ -215,3 +215,20 @@ def test_hostile_input_is_answered_and_the_server_keeps_serving(tmp_path, hostil
         error = found[request_id].get("error")
         assert error is None or (error["code"] != -32603 and "Traceback" not in error["message"])
     assert b"Traceback" not in done.stderr
+
+
+def test_requests_after_shutdown_are_refused_not_ignored(tmp_path):
+    with subprocess.Popen(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(initialize(tmp_path) + SHUTDOWN)
+        server.stdin.flush()
+        assert answer(server.stdout, 3)["result"] is None
+        server.stdin.write(count(4, "late"))
+        server.stdin.flush()
+        refused = answer(server.stdout, 4)["error"]
+        assert refused["code"] == -32600 and "shutting down" in refused["message"]
+        server.stdin.write(EXIT)
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0

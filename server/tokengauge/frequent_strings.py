@@ -118,9 +118,10 @@ class FrequentStrings:
 
     @staticmethod
     def _prune(table: dict[bytes, int]) -> None:
-        keep = _most_asked(table, MEMORY_PER_ENCODING // 2)
-        table.clear()
-        table.update(keep)
+        """Drop the least asked half, in place (the dict keeps its room: no new allocation)."""
+        drop = len(table) - MEMORY_PER_ENCODING // 2
+        for key, _ in heapq.nsmallest(drop, table.items(), key=lambda item: _hits(item[1])):
+            del table[key]
 
 
 def _most_asked(table: dict[bytes, int], count: int) -> list[tuple[bytes, int]]:
