@@ -6,7 +6,7 @@ SHA-256, raw count and how often it was asked, in memory, and saves the most ask
 
 Memory stays flat under a stream of strings never seen before: an entry is the 32-byte digest
 and one int packing the raw count and the hits (~130 bytes in all), and a table that reaches
-`MEMORY_PER_ENCODING` entries keeps its most asked half. The table is saved a few seconds after
+`MEMORY_PER_ENCODING` entries keeps its most asked half. The table is saved two seconds after
 it first changes (a crash early in a session used to lose it all) and then at most once a minute.
 """
 
@@ -24,7 +24,7 @@ from tokengauge.text_counter import LONE_SURROGATE
 SAVED_PER_ENCODING: Final = 20_000
 MEMORY_PER_ENCODING: Final = 50_000
 SAVE_EVERY_SECONDS: Final = 60.0
-FIRST_SAVE_AFTER_SECONDS: Final = 5.0
+FIRST_SAVE_AFTER_SECONDS: Final = 2.0
 _HITS_BITS: Final = 32
 _HITS_MASK: Final = (1 << _HITS_BITS) - 1
 
@@ -92,7 +92,7 @@ class FrequentStrings:
         return [(key.hex(), entry >> _HITS_BITS) for key, entry in self._ranked(encoding)]
 
     def save_if_due(self) -> None:
-        """`save` if something changed: a few seconds after the session's first change, then at
+        """`save` if something changed: two seconds after the session's first change, then at
         most once a minute (it sorts and writes up to 20,000 rows per encoding)."""
         if self._changed_at is None:
             return
