@@ -19,10 +19,9 @@ The disk must never take the server down, nor lose what it holds for a passing r
 - anything else (disk full, I/O errors): memory for the rest of the session, with a warning.
 Each kind of trouble is logged once, naming the directory and the reason.
 
-Keys are strings (diskcache stores them as they are; tuples it would pickle on every lookup):
-``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name`` and ``usage``,
-joined by the unit separator U+001F. Values are ints, floats and, for documents and the history,
-JSON text; none of them is pickled, and the ledger never receives secrets.
+Keys are strings (``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name``,
+``usage``, joined by U+001F; diskcache would pickle tuples). Values are ints, floats and JSON
+text; nothing is pickled, and the ledger never receives secrets.
 """
 
 from __future__ import annotations
@@ -44,8 +43,9 @@ from tokengauge.ledger_disk import (
     Failure,
     classify,
     move_aside,
-    read_only_rows,
+    open_store,
     reason,
+    try_open,
 )
 
 log = logging.getLogger(__name__)
@@ -257,9 +257,7 @@ class Ledger:
     # The disk, and what to do when it fails.
 
     def _usable(self) -> DiskStore | None:
-        if self._store is not None and self._clock() >= self._paused_until:
-            return self._store
-        return None
+        return self._store if self._clock() >= self._paused_until else None
 
     def _read(self, action: Callable[[DiskStore], _T]) -> _T | None:
         """`action` on the disk store; None without one or if it failed (then the failure is
@@ -307,11 +305,7 @@ class Ledger:
             kind = Failure.READ_ONLY  # its journal cannot be created next to it
         if kind is Failure.BUSY:
             self._paused_until = self._clock() + BUSY_PAUSE
-            self._warn(
-                kind,
-                "is locked by another process (%s); this session's data waits in memory",
-                exc,
-            )
+            self._warn(kind, "is locked by another process (%s); data waits in memory", exc)
         elif kind is Failure.READ_ONLY:
             self._read_only = True
             self._warn(kind, "is read-only (%s); what this session learns stays in memory", exc)
@@ -333,7 +327,7 @@ class Ledger:
             self._store = None
             assert self._directory is not None
             moved = move_aside(self._directory) if kind is Failure.DAMAGED else None
-            fresh = self._try_open(self._directory)
+            fresh = try_open(self._directory, self._size_limit)
             if fresh is None:
                 self._give_up(None, why)
                 return
@@ -358,73 +352,27 @@ class Ledger:
         self._warn(Failure.BROKEN, "failed (%s); using memory for the rest of this session", why)
 
     def _warn(self, kind: Failure, message: str, *args: object) -> None:
-        """One warning per kind of trouble, naming the directory."""
-        if kind in self._warned:
-            return
-        self._warned.add(kind)
-        rendered = [reason(a) if isinstance(a, BaseException) else a for a in args]
-        log.warning("ledger at %s " + message, self._directory, *rendered)
+        """One warning per kind of trouble, naming the directory (exceptions as their reason)."""
+        if kind not in self._warned:
+            self._warned.add(kind)
+            shown = [reason(a) if isinstance(a, BaseException) else a for a in args]
+            log.warning("ledger at %s " + message, self._directory, *shown)
 
     # Opening.
 
     def _open(self, directory: Path) -> DiskStore | None:
-        try:
-            return DiskStore(directory, self._size_limit)
-        except Exception as exc:
-            kind = classify(exc)
-            failure = exc
-        if kind is Failure.DAMAGED:
-            moved = move_aside(directory)
-            store = self._try_open(directory) if moved else None
-            if store is not None:
-                self._warned.add(kind)
-                log.warning(
-                    "ledger at %s was damaged (%s); moved it to %s and started a new one",
-                    directory,
-                    reason(failure),
-                    moved,
-                )
-                return store
-        if self._load_read_only(directory, failure):
-            return None
-        log.warning(
-            "ledger at %s cannot be opened (%s); using memory for this session",
-            directory,
-            reason(failure),
-        )
-        return None
-
-    def _try_open(self, directory: Path) -> DiskStore | None:
-        try:
-            return DiskStore(directory, self._size_limit)
-        except Exception as exc:
-            log.debug("ledger at %s cannot be opened: %s", directory, reason(exc))
-            return None
-
-    def _load_read_only(self, directory: Path, failure: Exception) -> bool:
-        """Fill memory from a ledger that cannot be opened for writing; False if it cannot be
-        read either."""
-        try:
-            rows = list(read_only_rows(directory, MEMORY_ACTUALS_LIMIT))
-        except Exception as exc:
-            log.debug("ledger at %s cannot be read either: %s", directory, reason(exc))
-            return False
-        for key, value in reversed(rows):  # oldest first: the newest end up most recent
+        opening = open_store(directory, self._size_limit, MEMORY_ACTUALS_LIMIT)
+        log.log(logging.WARNING if opening.failure else logging.DEBUG, "%s", opening.message)
+        if opening.failure is not None:
+            self._warned.add(opening.failure)
+        for key, value in reversed(opening.rows):  # oldest first: the newest end most recent
             if key == _USAGE_KEY and isinstance(value, str):
                 self._usage.extend(_split_lines(value))
             elif key.startswith(_ACTUAL) and _is_count(value):
                 self._actuals[key] = value
             else:
                 self._other[key] = value
-        self._warned.add(Failure.READ_ONLY)
-        log.warning(
-            "ledger at %s cannot be written (%s); using its %d entries, and what this session "
-            "learns stays in memory",
-            directory,
-            reason(failure),
-            len(rows),
-        )
-        return True
+        return opening.store
 
 
 _WHAT: Final = {Failure.DAMAGED: "damaged", Failure.GONE: "deleted or replaced"}

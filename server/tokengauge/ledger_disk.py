@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+import attrs
 import diskcache
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,62 @@ def move_aside(directory: Path) -> Path | None:
         log.debug("cannot move %s aside: %s", directory, reason(exc))
         return None
     return target
+
+
+def try_open(directory: Path, size_limit_bytes: int) -> DiskStore | None:
+    """A store in `directory`, or None (logged at debug) if it cannot be opened."""
+    try:
+        return DiskStore(directory, size_limit_bytes)
+    except Exception as exc:
+        log.debug("ledger at %s cannot be opened: %s", directory, reason(exc))
+        return None
+
+
+@attrs.frozen
+class Opening:
+    """How opening a ledger directory went: the store (None: memory), a read-only ledger's rows
+    to keep in memory, the kind of trouble (if any) and what to say about it."""
+
+    store: DiskStore | None
+    message: str
+    failure: Failure | None = None
+    rows: list[tuple[str, object]] = attrs.field(factory=list)
+
+
+def open_store(directory: Path, size_limit_bytes: int, row_limit: int) -> Opening:
+    """Open the ledger in `directory`; a damaged one is moved aside and a new one started, a
+    read-only one is read (at most `row_limit` rows)."""
+    try:
+        return Opening(DiskStore(directory, size_limit_bytes), f"ledger at {directory} opened")
+    except Exception as exc:
+        failure = exc
+    if classify(failure) is Failure.DAMAGED and (moved := move_aside(directory)) is not None:
+        store = try_open(directory, size_limit_bytes)
+        if store is not None:
+            return Opening(
+                store,
+                f"ledger at {directory} was damaged ({reason(failure)}); moved it to {moved} "
+                "and started a new one",
+                Failure.DAMAGED,
+            )
+    try:
+        rows = list(read_only_rows(directory, row_limit))
+    except Exception as exc:
+        log.debug("ledger at %s cannot be read either: %s", directory, reason(exc))
+    else:
+        return Opening(
+            None,
+            f"ledger at {directory} cannot be written ({reason(failure)}); using its "
+            f"{len(rows)} entries, and what this session learns stays in memory",
+            Failure.READ_ONLY,
+            rows,
+        )
+    return Opening(
+        None,
+        f"ledger at {directory} cannot be opened ({reason(failure)}); using memory for this "
+        "session",
+        Failure.BROKEN,
+    )
 
 
 def read_only_rows(directory: Path, limit: int) -> Iterator[tuple[str, object]]:
