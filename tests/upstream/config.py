@@ -156,8 +156,6 @@ def check_scripted(item: Scripted) -> Scripted:
         resolve(item.fixture)  # FileNotFoundError now rather than at request time
     if item.fault and item.fault.stall_then not in ("continue", "drop"):
         raise ValueError("stall_then must be 'continue' or 'drop'")
-    if item.fault and item.fault.keepalive not in (None, "comment", "ping"):
-        raise ValueError("keepalive must be 'comment' or 'ping'")
     return item
 
 
