@@ -1,7 +1,8 @@
 """The fuzz suites' long-lived server (one per module) and test upstream, and their budget.
 
-`TG_FUZZ_EXAMPLES` scales every suite's number of examples (1 is the CI budget, a few minutes in
-all); `TG_FUZZ_REPORT` names a JSON file to which each suite adds its figures.
+`TG_FUZZ_EXAMPLES` scales every suite's number of examples (1 is the CI budget, well under a
+minute in all); `TG_FUZZ_REPORT` names a JSON file to which each suite adds its figures; with
+`TG_FUZZ_RANDOM` set the examples are drawn afresh (CI draws the same ones every run).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.upstream.config import UpstreamConfig
 from tests.upstream.process import SubprocessUpstream
 
 SCALE = float(os.environ.get("TG_FUZZ_EXAMPLES", "1"))
+DERANDOMIZE = "TG_FUZZ_RANDOM" not in os.environ
 
 
 def budget(examples: int) -> int:

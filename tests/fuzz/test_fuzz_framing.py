@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.conftest import budget, report
+from tests.fuzz.conftest import DERANDOMIZE, budget, report
 from tests.fuzz.pipe_client import PipeServer
 from tests.fuzz.strategies import texts
 from tokengauge.encodings import EncodingRegistry
@@ -112,7 +112,7 @@ def test_raw_stdin_never_desynchronises_the_server(server: PipeServer) -> None:
 
     @settings(
         max_examples=EXAMPLES,
-        derandomize=True,
+        derandomize=DERANDOMIZE,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from tests.fuzz import strategies
-from tests.fuzz.conftest import budget, report
+from tests.fuzz.conftest import DERANDOMIZE, budget, report
 from tests.fuzz.pipe_client import PipeServer
 from tokengauge.encodings import EncodingRegistry
 
@@ -51,7 +51,7 @@ def test_hostile_params_are_always_answered(server: PipeServer) -> None:
 
     @settings(
         max_examples=EXAMPLES,
-        derandomize=True,
+        derandomize=DERANDOMIZE,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
