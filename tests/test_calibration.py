@@ -362,6 +362,32 @@ def test_overflow_makes_the_next_count_exceed_the_limit(
         assert gauge.max_input_tokens(model) < max_input_before
 
 
+@pytest.mark.parametrize(
+    ("body", "excess"),
+    [
+        pytest.param(
+            '{"error":{"message":"prompt too long; exceeded max context length by 3000 tokens"}}',
+            3000,
+            id="ollama",
+        ),
+        pytest.param(
+            '{"message":"too many tokens: size limit exceeded by 2500 tokens. Try using shorter '
+            'or fewer inputs."}',
+            2500,
+            id="cohere",
+        ),
+    ],
+)
+def test_an_overflow_that_names_only_its_excess_is_learned(gauge: Gauge, body: str, excess: int):
+    """The request was too big by `excess` over the window: the next count says so."""
+    model = gauge.model("small")
+    messages = conversation(turns=12, size=60)
+    before = estimate_total(gauge, model.id, messages)
+    gauge.record_error(RecordErrorParams(model.id, messages, body, 400, TOOLS))
+    after = estimate_total(gauge, model.id, messages)
+    assert after >= model.context_window + excess > before
+
+
 def test_input_plus_max_tokens_learns_the_true_input(gauge: Gauge, wire: Path):
     body = (wire / "error-anthropic-input-plus-max-tokens-exceed-context.json").read_text()
     model = gauge.model("claude-sonnet-4-5")
@@ -372,6 +398,7 @@ def test_input_plus_max_tokens_learns_the_true_input(gauge: Gauge, wire: Path):
         "inputTokens": 143653,
         "limitTokens": 200000,
         "outputTokens": 64000,
+        "excessTokens": None,
         "message": result.error["message"] if result.error else None,
     }
     after = estimate_total(gauge, model.id, messages)

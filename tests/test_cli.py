@@ -99,6 +99,7 @@ def test_parse_error_overflow_shape():
         "inputTokens": 3120,
         "limitTokens": 4097,
         "outputTokens": 1000,
+        "excessTokens": None,
         "message": "",
     }
 

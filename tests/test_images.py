@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+import time
 import zlib
 from collections.abc import Callable
 from fractions import Fraction
@@ -293,3 +294,30 @@ def test_unreadable_image_costs_the_worst_case(data: str, rule: ImageRule) -> No
 def test_worst_case_is_not_below_a_real_large_image(rule: ImageRule) -> None:
     # A 2000×2000 screenshot is ordinary; an unreadable image must not cost less.
     assert WORST_CASE[rule] >= FORMULAS[rule](2000, 2000)
+
+
+# --- hostile headers: formats the APIs do not take are never parsed ------------------------------
+
+HOSTILE = [
+    pytest.param(b"P6\n" + b"1" * 1_000_000, id="netpbm-1MB-digits"),
+    pytest.param(b"P1\n#" + b"#" * 500_000, id="netpbm-comment"),
+    pytest.param(
+        b'<svg xmlns="http://www.w3.org/2000/svg" width="' + b"9" * 400 + b'" height="10"/>',
+        id="svg-400-digit-width",
+    ),
+    pytest.param(b"II*\x00" + b"\x00" * 100, id="tiff"),
+    pytest.param(
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 2**31 - 1, 7, 1, 0, 0, 0, 0)),
+        id="png-2^31-wide",
+    ),
+    pytest.param(bmp(70_000, 10), id="bmp-beyond-65535"),
+]
+
+
+@pytest.mark.parametrize("rule", list(ImageRule))
+@pytest.mark.parametrize("data", HOSTILE)
+def test_hostile_headers_cost_the_worst_case_at_once(data: bytes, rule: ImageRule) -> None:
+    start = time.perf_counter()
+    assert image_tokens(b64(data), rule) == WORST_CASE[rule]
+    assert time.perf_counter() - start < 0.5  # was ~13 s per MB of Netpbm header

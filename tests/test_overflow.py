@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -369,7 +370,136 @@ INLINE = [
     ),
     pytest.param(500, "Internal Server Error", (OTHER, None, None, None), id="plain-500"),
     pytest.param(None, "", (OTHER, None, None, None), id="empty"),
+    pytest.param(
+        400,
+        '{"error":{"message":"too many tokens: total number of tokens in the prompt cannot exceed '
+        '4081 - received 4292. Try using a shorter prompt, or enabling prompt truncating.",'
+        '"type":"invalid_request_error"}}',
+        (OVERFLOW, 4292, 4081, None),
+        id="cohere-prompt-cannot-exceed",
+    ),
+    pytest.param(
+        400,
+        '{"message":"too many tokens: max tokens must be less than or equal to 4096, the maximum '
+        'output for this model - received 8192."}',
+        (OUTPUT_LIMIT, None, 4096, 8192),
+        id="cohere-output-cap",
+    ),
+    pytest.param(
+        400,
+        '{"object":"error","message":"Prompt contains 240000 tokens, too large for model with '
+        '128000 maximum context length","type":"invalid_request_error","code":3051}',
+        (OVERFLOW, 240000, 128000, None),
+        id="mistral",
+    ),
+    pytest.param(
+        400,
+        '{"error":{"message":"Prompt contains 300000 tokens and 0 images too large for model with '
+        '262144 maximum context length","type":"invalid_request_message_error"}}',
+        (OVERFLOW, 300000, 262144, None),
+        id="mistral-with-images",
+    ),
+    pytest.param(
+        400,
+        '{"error":{"message":"The input (516368 tokens) is longer than the model\'s context length '
+        '(262144 tokens).","type":"invalid_request_error","code":"context_length_exceeded"}}',
+        (OVERFLOW, 516368, 262144, None),
+        id="together",
+    ),
+    pytest.param(
+        400,
+        '{"object":"error","message":"The prompt (total length 25938) is too long to fit into the '
+        "model (context length 4096). Make sure that `max_model_len` is no smaller than the "
+        'number of text tokens plus multimodal tokens.","type":"BadRequestError","code":400}',
+        (OVERFLOW, 25938, 4096, None),
+        id="vllm-prompt-too-long",
+    ),
+    pytest.param(
+        400,
+        '{"error":{"message":"Your request exceeded model token limit: 262144 (requested: '
+        '300000)","type":"invalid_request_error"}}',
+        (OVERFLOW, 300000, 262144, None),
+        id="moonshot",
+    ),
 ]
+
+# Overflows that give no numbers, or only how far the request went over (issue 11, item 9).
+EXCESS = [
+    pytest.param(
+        400,
+        '{"error":{"message":"prompt too long; exceeded max context length by 4021 tokens",'
+        '"type":"api_error","param":null,"code":null}}',
+        (None, None, 4021),
+        id="ollama-openai-endpoint",
+    ),
+    pytest.param(
+        400,
+        '{"StatusCode":400,"Status":"400 Bad Request","error":"prompt too long; exceeded max '
+        'context length by 4 tokens"}',
+        (None, None, 4),
+        id="ollama-native",
+    ),
+    pytest.param(
+        400,
+        '{"id":"2c4a","message":"too many tokens: size limit exceeded by 168512 tokens. Try using '
+        'shorter or fewer inputs. The limit for this model is 132000 tokens."}',
+        (300512, 132000, 168512),
+        id="cohere-excess-and-limit",
+    ),
+    pytest.param(
+        400,
+        '{"message":"too many tokens: size limit exceeded by 11326 tokens. Try using shorter or '
+        "fewer inputs, or setting prompt_truncation='AUTO'.\"}",
+        (None, None, 11326),
+        id="cohere-excess-only",
+    ),
+    pytest.param(
+        400,
+        '{"error":{"message":"The total length of all messages is too long.",'
+        '"type":"too_many_prompt_tokens","code":400}}',
+        (None, None, None),
+        id="perplexity",
+    ),
+    pytest.param(
+        400,
+        '{"error":{"message":"User input tokens exceeds 127072 tokens",'
+        '"type":"too_many_prompt_tokens","code":400}}',
+        (None, 127072, None),
+        id="perplexity-with-limit",
+    ),
+    pytest.param(
+        400, '{"message":"Input Tokens Exceeded"}', (None, None, None), id="bedrock-converse"
+    ),
+    pytest.param(
+        400,
+        '{"message":"The model returned the following errors: Input is too long for requested '
+        'model."}',
+        (None, None, None),
+        id="bedrock-input-too-long",
+    ),
+]
+
+
+@pytest.mark.parametrize(("status", "body", "expected"), EXCESS)
+def test_overflows_without_full_numbers(
+    status: int, body: str, expected: tuple[int | None, int | None, int | None]
+) -> None:
+    parsed = parse_overflow_error(status, body)
+    assert parsed.kind is OVERFLOW
+    assert (parsed.input_tokens, parsed.limit_tokens, parsed.excess_tokens) == expected
+
+
+def test_bedrock_throttling_is_not_an_overflow() -> None:
+    body = '{"message":"ThrottlingException: Too many tokens, please wait before trying again."}'
+    assert parse_overflow_error(429, body).kind is RATE_LIMIT
+
+
+def test_long_almost_python_lines_are_not_parsed_at_length() -> None:
+    """20 SSE lines of 200 KB that nearly parse as Python cost ~1.6 s in `ast.literal_eval`."""
+    line = "data: {'error': [" + "'abc', " * 28_000 + "\n"
+    start = time.perf_counter()
+    assert parse_overflow_error(400, line * 20).kind is OTHER
+    assert time.perf_counter() - start < 0.3
 
 
 @pytest.mark.parametrize(("status", "body", "expected"), INLINE)
@@ -405,6 +535,7 @@ def test_to_json_overflow() -> None:
         "inputTokens": 10,
         "limitTokens": 8,
         "outputTokens": None,
+        "excessTokens": None,
         "message": "too long",
     }
 

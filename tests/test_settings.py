@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tokengauge import jsontext
 from tokengauge.settings import (
     MIN_TOOL_RESULT_TOKENS,
     ModelSettings,
@@ -236,3 +237,81 @@ def test_tool_result_max_tokens(
     options = {} if value is None else {"toolResultMaxTokens": value}
     assert parse_settings(options).tool_result_max_tokens == expected
     assert bool(warnings_of(log)) == warned
+
+
+# Values that would make nonsense downstream are dropped with a warning (issue 11, item 8).
+
+
+def test_headers_http_cannot_carry_are_dropped(log: pytest.LogCaptureFixture) -> None:
+    headers = {"x-ok": "fine", "x-accent": "café", "bad name": "v", "x-nl": "a\r\nb", "": "v"}
+    settings = parse_settings(
+        {"providers": [{"id": "p", "baseUrl": "http://h", "headers": headers}]}
+    )
+    assert settings.providers[0].headers == {"x-ok": "fine"}
+    assert len(warnings_of(log)) == 4
+
+
+@pytest.mark.parametrize(
+    "base_url", ["ftp://host/v1", "localhost:11434/v1", "http://[::1/v1", "http://h:99999/v1"]
+)
+def test_a_base_url_that_is_not_one_is_warned_about(
+    base_url: str, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings({"providers": [{"id": "p", "baseUrl": base_url}]})
+    assert [p.id for p in settings.providers] == ["p"]  # kept: its requests say what is wrong
+    [warning] = warnings_of(log)
+    assert "not an http(s) URL" in warning
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        pytest.param("contextWindow", -5, id="negative-window"),
+        pytest.param("contextWindow", 0, id="zero-window"),
+        pytest.param("maxOutputTokens", -1, id="negative-output"),
+        pytest.param("reservedOutputTokens", -4096, id="negative-reserve"),
+    ],
+)
+def test_sizes_that_are_not_token_counts_are_dropped(
+    field: str, value: int, log: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_settings(
+        {"models": [{"id": "m", "provider": "ollama", "contextWindow": 8192, field: value}]}
+    )
+    model = settings.models[0]
+    snake = {"contextWindow": "context_window", "maxOutputTokens": "max_output_tokens"}
+    assert getattr(model, snake.get(field, "reserved_output_tokens")) is None
+    [warning] = warnings_of(log)
+    assert field in warning
+
+
+def test_negative_prices_are_dropped(log: pytest.LogCaptureFixture) -> None:
+    pricing = {"inputPerMTok": -3, "outputPerMTok": 15}
+    settings = parse_settings({"models": [{"id": "m", "provider": "ollama", "pricing": pricing}]})
+    assert settings.models[0].pricing is None
+    assert len(warnings_of(log)) == 1
+
+
+def test_a_model_configured_twice_keeps_its_first_entry(log: pytest.LogCaptureFixture) -> None:
+    models = [
+        {"id": "m", "provider": "ollama", "contextWindow": 8192},
+        {"id": "m", "provider": "ollama", "contextWindow": 4096},
+    ]
+    settings = parse_settings({"models": models})
+    assert [m.context_window for m in settings.models] == [8192]
+    assert "configured twice" in warnings_of(log)[0]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(jsontext.NotJsonNumber("NaN"), id="nan-from-the-wire"),
+        pytest.param(float("nan"), id="nan"),
+        pytest.param(float("inf"), id="infinity"),
+        pytest.param(0.4, id="below-one"),
+    ],
+)
+def test_max_attempts_is_a_sensible_count(value: Any, log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings({"maxAttempts": value, "idleTimeout": value})
+    assert settings.max_attempts in (1, 3)
+    assert settings.idle_timeout in (0.4, 120.0)

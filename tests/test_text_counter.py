@@ -12,7 +12,15 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.strategies import any_text
 from tokengauge.encodings import EncodingRegistry
-from tokengauge.text_counter import TEXT_CACHE_SIZE, TextCounter, TextCounters, encoding_for_family
+from tokengauge.text_counter import (
+    TEXT_CACHE_CHARS,
+    TEXT_CACHE_SIZE,
+    WHITESPACE_PIECE,
+    TextCounter,
+    TextCounters,
+    encoding_for_family,
+    whitespace_pieces,
+)
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -92,9 +100,9 @@ def test_cache_is_consulted(registry: EncodingRegistry) -> None:
     counter = TextCounter(registry.get("cl100k_base"))
     text = "the same string, twice"
     first = counter.count(text)
-    assert counter._cache[text] == first
+    assert counter._cache[text][0] == first
     # A planted value proves the second call is answered from the cache, not re-encoded.
-    counter._cache[text] = 999_999
+    counter._cache[text] = (999_999, 1)
     assert counter.count(text) == 999_999
 
 
@@ -121,6 +129,18 @@ def test_recent_use_protects_from_eviction(registry: EncodingRegistry) -> None:
     counter.count("a1")  # now the most recently used
     counter.count("d4")
     assert set(counter._cache) == {"a1", "c3", "d4"}
+
+
+def test_the_cache_is_bounded_by_characters_too(registry: EncodingRegistry) -> None:
+    counter = TextCounter(registry.get("cl100k_base"))
+    big = [f"{i} " + "word " * 200_000 for i in range(20)]  # 1 Mi characters each
+    for text in big:
+        counter.count(text)
+    held = sum(len(text) for text in counter._cache)
+    assert held <= TEXT_CACHE_CHARS
+    assert big[-1] in counter._cache and big[0] not in counter._cache
+    huge = "x " * (TEXT_CACHE_CHARS // 2 + 1)  # more than the whole budget: counted, not kept
+    assert counter.count(huge) > 0 and huge not in counter._cache
 
 
 def test_text_counters_share_one_counter_per_encoding(registry: EncodingRegistry) -> None:
@@ -185,3 +205,41 @@ def test_hypothesis_alphabet_reaches_surrogates() -> None:
 
     probe()
     assert found
+
+
+WHITESPACE_RUNS = [
+    pytest.param(" " * 1_000_000, id="spaces"),
+    pytest.param(" " * 1_000_000 + "x", id="spaces-then-word"),
+    pytest.param("\t" * 1_200_000 + "x", id="tabs"),
+    pytest.param("\u00a0" * 1_000_000 + "x", id="no-break-spaces"),
+    pytest.param("a" + " \t\u3000" * 400_000 + "b", id="mixed"),
+    pytest.param("text " + " " * 2_500_000 + " text \ud800", id="with-surrogate"),
+]
+
+
+@pytest.mark.parametrize("text", WHITESPACE_RUNS)
+def test_whitespace_runs_that_make_tiktoken_panic_are_counted(
+    encoding: tiktoken.Encoding, text: str
+) -> None:
+    """tiktoken's regex panics (a BaseException, the process dies) on ~1,000,000 whitespace
+    characters in a row; the counter cuts such runs and counts the pieces, with the margin."""
+    pieces = whitespace_pieces(text)
+    assert pieces is not None and "".join(pieces) == text
+    runs = [len(run) for piece in pieces for run in re.findall(r"\s+", piece)]
+    assert max(runs) <= WHITESPACE_PIECE
+    count = TextCounter(encoding).count(text)
+    exact_pieces = sum(len(encoding.encode_ordinary(_replaced(p))) for p in pieces)
+    assert exact_pieces <= count <= math.ceil(exact_pieces * 1.10 * 1.10) + 1
+
+
+@pytest.mark.parametrize("run", [WHITESPACE_PIECE + 1, 3 * WHITESPACE_PIECE + 7])
+def test_cut_whitespace_runs_still_count_at_least_tiktoken(
+    encoding: tiktoken.Encoding, run: int
+) -> None:
+    text = "before" + " " * run + "after\n" + "\t" * run
+    assert TextCounter(encoding).count(text) >= len(encoding.encode_ordinary(text))
+
+
+def test_texts_without_long_runs_are_not_cut() -> None:
+    assert whitespace_pieces("word " * 100_000) is None
+    assert whitespace_pieces(" " * WHITESPACE_PIECE + "x" * 10) is None

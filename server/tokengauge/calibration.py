@@ -31,6 +31,7 @@ from tokengauge.component_fit import (
     APPROXIMATE,
     COMPONENTS,
     EXACT,
+    REJECT,
     ComponentFit,
     Prior,
     features,
@@ -319,8 +320,9 @@ class Calibration:
         """Learn from an overflow error; returns the newly learned limit, if it changed.
 
         `window` is the window we believed in when sending. The true input is the error's count,
-        or the limit plus the excess it names, or, when the error names neither, at least one
-        token more than the limit it overflowed and 5% more than we thought.
+        or the limit (else the window) plus the excess it names (at least one), and at least 5%
+        more than we thought; when that is far above our count (the API's window is not the one
+        we believed in), just 5% more than we thought.
         """
         if error.kind is not ErrorKind.OVERFLOW:
             return None
@@ -330,9 +332,12 @@ class Calibration:
             self.ledger.set_limit(model.id, limit)
             new_limit = limit
         true_input = error.input_tokens
-        if true_input is None:
-            floor = (limit or window) + 1
-            true_input = max(floor, math.ceil(estimate.total * OVERFLOW_MARGIN))
+        if true_input is None:  # "exceeded by N tokens", or no number at all
+            above = (limit or window) + (error.excess_tokens or 1)
+            at_least = math.ceil(estimate.total * OVERFLOW_MARGIN)
+            # Far above what we counted, the window was not the API's: learn only "more".
+            plausible = above <= REJECT * estimate.total
+            true_input = max(above, at_least) if plausible else at_least
         learned = self._learn(
             model, estimate, true_input, force=True, copilot_messages=copilot_messages
         )

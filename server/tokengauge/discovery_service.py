@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +14,8 @@ from tokengauge.protocol import Credentials
 from tokengauge.secrets import redact
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.discovery import discover_models
+from tokengauge.upstream.http import UpstreamError, timeouts_of
+from tokengauge.wire import InvalidInput
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +33,17 @@ async def refresh_discovery(
         if not provider.discover:
             continue
         key = credentials.get(provider.id, Credentials()).api_key
+        limit = timeouts_of(client).listing
+        reason: str | None = None
         try:
-            models = await discover_models(client, provider, provider_headers(provider, key))
-        except (httpx.HTTPError, ValueError) as exc:
+            models = await asyncio.wait_for(
+                discover_models(client, provider, provider_headers(provider, key)), limit
+            )
+        except asyncio.TimeoutError:
+            reason = f"no complete answer within {limit:g} s"
+        except (httpx.HTTPError, UpstreamError, InvalidInput) as exc:
             reason = redact(f"{type(exc).__name__}: {exc}", key)
+        if reason is not None:
             log.warning(
                 "model discovery for %s failed (%s); using configured models", provider.id, reason
             )

@@ -3,11 +3,17 @@
 Copilot asks for the same tool-schema keys and descriptions every turn and every session; strings
 are ~99% of its count calls (DESIGN §3 `warmCounts`). Per encoding, this remembers each string's
 SHA-256, raw count and how often it was asked, in memory, and saves the most asked to the ledger.
+
+Memory stays flat under a stream of strings never seen before: an entry is the 32-byte digest
+and one int packing the raw count and the hits (~130 bytes in all), and a table that reaches
+`MEMORY_PER_ENCODING` entries keeps its most asked half. The table is saved two seconds after
+it first changes (a crash early in a session used to lose it all) and then at most once a minute.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import time
 from collections.abc import Callable
 from typing import Final
@@ -16,73 +22,117 @@ from tokengauge.ledger import Ledger
 from tokengauge.text_counter import LONE_SURROGATE
 
 SAVED_PER_ENCODING: Final = 20_000
-MEMORY_PER_ENCODING: Final = 100_000
+MEMORY_PER_ENCODING: Final = 50_000
 SAVE_EVERY_SECONDS: Final = 60.0
+FIRST_SAVE_AFTER_SECONDS: Final = 2.0
+_HITS_BITS: Final = 32
+_HITS_MASK: Final = (1 << _HITS_BITS) - 1
 
 
 def text_sha256(text: str) -> str:
     """SHA-256 of the UTF-8 text as Node's `createHash().update(text, "utf8")` computes it: a lone
     surrogate becomes U+FFFD."""
-    return hashlib.sha256(LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")).hexdigest()
+    return _digest(text).hex()
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")).digest()
 
 
 def _document(encoding: str) -> str:
     return f"frequent-strings/{encoding}"
 
 
+def _pack(raw: int, hits: int) -> int:
+    return (raw << _HITS_BITS) | min(hits, _HITS_MASK)
+
+
+def _hits(entry: int) -> int:
+    return entry & _HITS_MASK
+
+
 class FrequentStrings:
-    """Raw counts of the most asked strings, by encoding: `sha256 → [raw, hits]`."""
+    """Raw counts of the most asked strings, by encoding: digest → raw count and hits."""
 
     def __init__(self, ledger: Ledger, clock: Callable[[], float] = time.monotonic) -> None:
         self.ledger = ledger
         self._clock = clock
-        self._seen: dict[str, dict[str, list[int]]] = {}
+        self._seen: dict[str, dict[bytes, int]] = {}
         self._saved_at = clock()
+        self._changed_at: float | None = None
+        self._saves = 0
 
-    def _table(self, encoding: str) -> dict[str, list[int]]:
+    def _table(self, encoding: str) -> dict[bytes, int]:
         table = self._seen.get(encoding)
         if table is None:
             table = {}
             stored = self.ledger.get_document(_document(encoding))
             for row in stored if isinstance(stored, list) else []:
-                if isinstance(row, list) and len(row) == 3 and isinstance(row[0], str):
-                    table[row[0]] = [int(row[1]), int(row[2])]
+                if _is_row(row):
+                    table[bytes.fromhex(row[0])] = _pack(row[1], row[2])
             self._seen[encoding] = table
         return table
 
     def seen(self, encoding: str, text: str, raw: int) -> None:
         """Note one count of `text`."""
         table = self._table(encoding)
-        key = text_sha256(text)
+        key = _digest(text)
         entry = table.get(key)
         if entry is None:
             if len(table) >= MEMORY_PER_ENCODING:
                 self._prune(table)
-            table[key] = [raw, 1]
+            table[key] = _pack(raw, 1)
         else:
-            entry[0], entry[1] = raw, entry[1] + 1
+            table[key] = _pack(raw, _hits(entry) + 1)
+        if self._changed_at is None:
+            self._changed_at = self._clock()
 
     def entries(self, encoding: str) -> list[tuple[str, int]]:
         """`(sha256, raw)` of the most asked strings, most asked first."""
-        table = self._table(encoding)
-        ranked = sorted(table.items(), key=lambda item: item[1][1], reverse=True)
-        return [(key, raw) for key, (raw, _) in ranked[:SAVED_PER_ENCODING]]
+        return [(key.hex(), entry >> _HITS_BITS) for key, entry in self._ranked(encoding)]
 
     def save_if_due(self) -> None:
-        """`save`, at most once a minute (it sorts and writes up to 20,000 rows per encoding)."""
-        if self._clock() - self._saved_at >= SAVE_EVERY_SECONDS:
+        """`save` if something changed: two seconds after the session's first change, then at
+        most once a minute (it sorts and writes up to 20,000 rows per encoding)."""
+        if self._changed_at is None:
+            return
+        now = self._clock()
+        first = self._saves == 0 and now - self._changed_at >= FIRST_SAVE_AFTER_SECONDS
+        if first or now - self._saved_at >= SAVE_EVERY_SECONDS:
             self.save()
 
     def save(self) -> None:
         """Keep the most asked strings of every encoding in the ledger."""
         self._saved_at = self._clock()
-        for encoding, table in self._seen.items():
-            ranked = sorted(table.items(), key=lambda item: item[1][1], reverse=True)
-            rows = [[key, raw, hits] for key, (raw, hits) in ranked[:SAVED_PER_ENCODING]]
+        self._changed_at = None
+        self._saves += 1
+        for encoding in self._seen:
+            rows = [
+                [key.hex(), entry >> _HITS_BITS, _hits(entry)]
+                for key, entry in self._ranked(encoding)
+            ]
             self.ledger.set_document(_document(encoding), rows)
 
+    def _ranked(self, encoding: str) -> list[tuple[bytes, int]]:
+        return _most_asked(self._table(encoding), SAVED_PER_ENCODING)
+
     @staticmethod
-    def _prune(table: dict[str, list[int]]) -> None:
-        keep = sorted(table.items(), key=lambda item: item[1][1], reverse=True)
-        table.clear()
-        table.update(keep[: MEMORY_PER_ENCODING // 2])
+    def _prune(table: dict[bytes, int]) -> None:
+        """Drop the least asked half, in place (the dict keeps its room: no new allocation)."""
+        drop = len(table) - MEMORY_PER_ENCODING // 2
+        for key, _ in heapq.nsmallest(drop, table.items(), key=lambda item: _hits(item[1])):
+            del table[key]
+
+
+def _most_asked(table: dict[bytes, int], count: int) -> list[tuple[bytes, int]]:
+    """The `count` entries with the most hits, most first (no copy of the whole table)."""
+    return heapq.nlargest(count, table.items(), key=lambda item: _hits(item[1]))
+
+
+def _is_row(row: object) -> bool:
+    """`[sha256 hex, raw, hits]` as saved."""
+    if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)):
+        return False
+    sha, raw, hits = row
+    counts = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (raw, hits))
+    return counts and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)

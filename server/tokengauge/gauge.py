@@ -50,6 +50,7 @@ COPILOT_MESSAGE_OVERHEAD = 3
 """What Copilot Chat adds to each message count itself."""
 CONVERSATION_HOLD_SECONDS = 600.0
 """A request without tools replaces the status of one with tools only after this long."""
+WARM_ENTRIES = 200_000
 
 
 def discovery_key(provider_id: str) -> str:
@@ -203,16 +204,19 @@ class Gauge:
         return self.calibration.scales(model, self.max_input_tokens(model))
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
-        """Raw counts of the most asked strings for each model, with each model's scales."""
+        """Raw counts of the most asked strings for each model (each id once; at most
+        `WARM_ENTRIES` in all, split evenly), with each model's scales."""
         entries = []
         scales = []
-        for model_id in dict.fromkeys(model_ids):
+        unique = list(dict.fromkeys(model_ids))
+        per_model = WARM_ENTRIES // max(1, len(unique))
+        for model_id in unique:
             model = self.model(model_id)
             model_scales = self.scales(model)
             scales.append(ModelScales(model.id, model_scales))
             entries += [
                 WarmEntry(model.id, sha, raw, model_scales.tokens(TextCount(raw)))
-                for sha, raw in self.frequent.entries(model.encoding)
+                for sha, raw in self.frequent.entries(model.encoding)[:per_model]
             ]
         return WarmCountsResult(entries=entries, epoch=self.epoch, scales=scales)
 

@@ -5,6 +5,11 @@ of 512×512. Anthropic: long edge at most 1568 and at most ~1.23 megapixels, the
 Google Gemini: 258 per 768×768 tile (one tile when both sides ≤ 384). An image whose header cannot
 be read is priced as the largest image the rule allows (for Gemini, which has no cap, as a
 3072×3072 one): never 0.
+
+Only the formats the APIs take are sized (PNG, JPEG, GIF, WebP, BMP, recognised by their magic
+bytes): `imagesize` also parses SVG, Netpbm and others, whose headers are text a sender controls
+(a Netpbm header costs it ~13 s per MB, an SVG width may have 400 digits). Anything else, and any
+side beyond 65,535 pixels, is priced as the worst case.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ OPENAI_BASE, OPENAI_PER_TILE = 85, 170
 ANTHROPIC_MAX_EDGE, ANTHROPIC_MAX_PIXELS, ANTHROPIC_PIXELS_PER_TOKEN = 1568, 784 * 1568, 750
 GEMINI_PER_TILE, GEMINI_SMALL_EDGE, GEMINI_TILE = 258, 384, 768
 
+MAX_EDGE = 65_535
+"""Largest side the formats the APIs take can have (PNG and BMP could claim more)."""
+_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"BM")
+
 WORST_CASE: dict[ImageRule, int] = {
     ImageRule.OPENAI: OPENAI_BASE + OPENAI_PER_TILE * 8,  # 768×2048 → 2×4 tiles
     ImageRule.ANTHROPIC: math.ceil(ANTHROPIC_MAX_PIXELS / ANTHROPIC_PIXELS_PER_TOKEN),
@@ -37,14 +46,22 @@ WORST_CASE: dict[ImageRule, int] = {
 }
 
 
+def is_api_image(raw: bytes) -> bool:
+    """Whether `raw` starts like a PNG, JPEG, GIF, WebP or BMP file."""
+    return raw.startswith(_SIGNATURES) or (raw[:4] == b"RIFF" and raw[8:12] == b"WEBP")
+
+
 def image_size(data_base64: str) -> tuple[int, int] | None:
-    """Width and height from a base64 PNG/JPEG/GIF/WebP/BMP, or None if the header is unreadable."""
+    """Width and height from a base64 PNG/JPEG/GIF/WebP/BMP, or None if the header is unreadable
+    or the image is not one of those formats."""
     try:
         raw = binascii.a2b_base64(data_base64)
-        width, height = imagesize.get(io.BytesIO(raw))
-    except (binascii.Error, ValueError, OSError):
+    except (binascii.Error, ValueError):
         return None
-    if width <= 0 or height <= 0:
+    if not is_api_image(raw):
+        return None
+    width, height = imagesize.get(io.BytesIO(raw))
+    if not (0 < width <= MAX_EDGE and 0 < height <= MAX_EDGE):
         return None
     return int(width), int(height)
 

@@ -1,20 +1,27 @@
 """The persistent ledger: what the LLM APIs really counted, and what tokengauge learned from it.
 
 The ledger keeps the token counts the APIs report per message digest, a correction factor and a
-learned context limit per model, and a bounded history of recent usage records. It lives in a
-`diskcache.Cache` (SQLite plus files, LRU eviction bounded by diskcache's own `size_limit`) and
-is shared by every tokengauge process using the same directory.
+learned context limit per model, JSON documents (discovered models, the most asked strings) and a
+bounded history of recent usage records. It lives in a `diskcache.Cache` (`ledger_disk`), shared
+by every tokengauge process using the same directory, with bounded in-memory stores in front:
+everything written or read this session is kept there too, so nothing learned is lost whatever
+happens to the disk.
 
-The cache must never take the server down. If the directory cannot be created or opened, or the
-database is corrupt, or any later operation raises, the ledger logs one warning naming the
-directory and the reason and carries on from bounded in-memory stores for the rest of the
-process. Every write also goes to memory, so what this session learned survives the switch.
+The disk must never take the server down, nor lose what it holds for a passing reason:
+- another process holding the lock (SQLite waits 1 s): this call is served from memory, writes
+  wait in memory, and the disk is tried again after `BUSY_PAUSE`;
+- a damaged database (at start or later): the directory is moved aside (`ledger.damaged-<time>`),
+  a fresh one is built and what memory holds is written to it, with a warning;
+- the directory deleted or replaced while running (noticed before each write): built again and
+  filled from memory, with a warning;
+- a read-only directory: its data is read (at start, from a read-only snapshot if it cannot even
+  be opened), what this session learns stays in memory, with a warning;
+- anything else (disk full, I/O errors): memory for the rest of the session, with a warning.
+Each kind of trouble is logged once, naming the directory and the reason.
 
-Keys are strings (diskcache stores them as they are; tuples it would pickle on every lookup):
-``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name`` and ``usage``,
-joined by the unit separator U+001F. Values are ints, floats
-and, for documents and the history, JSON text; none of them is pickled, and the ledger never
-receives secrets.
+Keys are strings (``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name``,
+``usage``, joined by U+001F; diskcache would pickle tuples). Values are ints, floats and JSON
+text; nothing is pickled, and the ledger never receives secrets.
 """
 
 from __future__ import annotations
@@ -24,34 +31,46 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, TypeGuard, TypeVar
 
 import cachetools
-import diskcache
+
+from tokengauge.ledger_disk import (
+    DiskStore,
+    Failure,
+    classify,
+    move_aside,
+    open_store,
+    reason,
+    try_open,
+)
 
 log = logging.getLogger(__name__)
 
-SQLITE_TIMEOUT_SECONDS: Final = 1.0
-"""How long one SQLite statement waits on another process's lock (diskcache's default is 60 s)."""
 MEMORY_ACTUALS_LIMIT: Final = 250_000
 """Entries of the in-memory actuals store (LRU)."""
-MEMORY_MODELS_LIMIT: Final = 4_096
-"""Entries of each in-memory per-model store (LRU)."""
+MEMORY_OTHER_LIMIT: Final = 16_384
+"""Entries of the in-memory store of factors, limits and documents (LRU)."""
+BUSY_PAUSE: Final = 5.0
+"""Seconds the disk is left alone after another process held its lock too long."""
+MAX_REBUILDS: Final = 3
+"""Rebuilds of a damaged or vanished directory in one session before memory takes over."""
 
 _MAX_SQLITE_INT: Final = 2**63 - 1
 LEDGER_DIR: Final = "ledger"
 """The ledger's folder under the server's storage directory."""
 _USAGE_KEY: Final = "usage"
 _SEPARATOR: Final = "\x1f"
+_ACTUAL: Final = "actual"
+
+_T = TypeVar("_T")
 
 
 def _key(kind: str, *parts: str) -> str:
     return _SEPARATOR.join((kind, *parts))
-
-
-_T = TypeVar("_T")
 
 
 class Ledger:
@@ -63,6 +82,7 @@ class Ledger:
         *,
         size_limit_bytes: int = 256 * 2**20,
         history_limit: int = 500,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Open the ledger in `directory`, or keep it in memory only when `directory` is None."""
         if size_limit_bytes <= 0:
@@ -70,146 +90,99 @@ class Ledger:
         if history_limit < 0:
             raise ValueError(f"history_limit must not be negative, not {history_limit}")
         self._directory = directory
+        self._size_limit = size_limit_bytes
         self._history_limit = history_limit
-        self._lock = threading.Lock()
-        self._actuals: cachetools.LRUCache[tuple[str, str], int] = cachetools.LRUCache(
-            MEMORY_ACTUALS_LIMIT
-        )
-        self._factors: cachetools.LRUCache[str, float] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
-        self._limits: cachetools.LRUCache[str, int] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
-        self._usage: collections.deque[str] = collections.deque(maxlen=history_limit)
-        self._documents: cachetools.LRUCache[str, str] = cachetools.LRUCache(MEMORY_MODELS_LIMIT)
-        self._cache: diskcache.Cache | None = None
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._actuals: cachetools.LRUCache[str, int] = cachetools.LRUCache(MEMORY_ACTUALS_LIMIT)
+        self._other: cachetools.LRUCache[str, object] = cachetools.LRUCache(MEMORY_OTHER_LIMIT)
+        self._usage: collections.deque[str] = collections.deque(maxlen=history_limit or None)
+        self._dirty: dict[str, None] = {}  # keys written to memory, not yet to disk
+        self._dirty_usage: list[str] = []
+        self._store: DiskStore | None = None
+        self._read_only = False
+        self._paused_until = 0.0
+        self._warned: set[Failure] = set()
+        self._rebuilds = 0
         if directory is not None:
-            self._cache = _open(directory, size_limit_bytes)
+            self._store = self._open(directory)
 
     @property
     def persistent(self) -> bool:
-        """Whether the ledger is still backed by its directory (False once running from memory)."""
-        return self._cache is not None
+        """Whether what is learned now reaches the directory (False in memory or read-only)."""
+        return self._store is not None and not self._read_only
 
     @property
     def directory(self) -> Path | None:
         """The directory the ledger was asked to use, even after falling back to memory."""
         return self._directory
 
+    # Reading and writing, by kind.
+
     def get_actual(self, family: str, digest: str) -> int | None:
         """The token count the API reported for `digest` under tokenizer `family`, if known."""
-        value = self._on_disk(lambda cache: cache.get(_key("actual", family, digest)))
-        if _is_count(value):
-            return value
-        with self._lock:
-            return self._actuals.get((family, digest))
+        return self.get_actuals(family, [digest])[0]
 
     def get_actuals(self, family: str, digests: Sequence[str]) -> list[int | None]:
         """`get_actual` for each of `digests`, in order."""
-        keys = list(digests)
+        keys = [_key(_ACTUAL, family, digest) for digest in digests]
         if not keys:
             return []
 
-        def read(cache: diskcache.Cache) -> list[object]:
-            with cache.transact():  # One commit for the access-time updates of LRU eviction.
-                return [cache.get(_key("actual", family, digest)) for digest in keys]
-
-        found = self._on_disk(read) or [None] * len(keys)
+        found = self._read(lambda store: [store.cache.get(key) for key in keys])
         with self._lock:
-            return [
-                value if _is_count(value) else self._actuals.get((family, digest))
-                for digest, value in zip(keys, found, strict=True)
-            ]
+            values: list[int | None] = []
+            for index, key in enumerate(keys):
+                value = found[index] if found is not None and key not in self._dirty else None
+                if _is_count(value):
+                    self._actuals[key] = value
+                    values.append(value)
+                else:
+                    values.append(self._actuals.get(key))
+            return values
 
     def put_actuals(self, family: str, actuals: Mapping[str, int]) -> None:
         """Record the reported token count of each digest; counts that are not ints are skipped."""
-        items = [(digest, count) for digest, count in actuals.items() if _is_count(count)]
+        items = {
+            _key(_ACTUAL, family, digest): count
+            for digest, count in actuals.items()
+            if _is_count(count)
+        }
         if len(items) != len(actuals):
             log.debug("ledger: skipped %d counts that are not ints", len(actuals) - len(items))
         with self._lock:
-            for digest, count in items:
-                self._actuals[(family, digest)] = count
-
-        def write(cache: diskcache.Cache) -> None:
-            # One transaction per entry, on purpose: diskcache culls on every set while the
-            # database's page count is over size_limit, and freed pages are only returned at
-            # commit, so a batch in one transaction would evict ten entries per entry written.
-            for digest, count in items:
-                cache.set(_key("actual", family, digest), count)
-
-        if items:
-            self._on_disk(write)
+            self._actuals.update(items)
+            self._mark_dirty(items)
+        self._flush()
 
     def get_factor(self, model_id: str) -> float | None:
         """The correction factor learned for `model_id`, if any."""
-        value = self._on_disk(lambda cache: cache.get(_key("factor", model_id)))
-        if _is_factor(value):
-            return float(value)
-        with self._lock:
-            return self._factors.get(model_id)
+        value = self._get_other(_key("factor", model_id))
+        return float(value) if _is_factor(value) else None
 
     def set_factor(self, model_id: str, factor: float) -> None:
         """Record the correction factor for `model_id`; a factor that is not finite is ignored."""
         if not _is_factor(factor):
             log.debug("ledger: ignored factor %r for %s", factor, model_id)
             return
-        value = float(factor)
-        with self._lock:
-            self._factors[model_id] = value
-        self._on_disk(lambda cache: cache.set(_key("factor", model_id), value))
+        self._set_other(_key("factor", model_id), float(factor))
 
     def get_limit(self, model_id: str) -> int | None:
         """The context limit learned for `model_id`, if any."""
-        value = self._on_disk(lambda cache: cache.get(_key("limit", model_id)))
-        if _is_count(value):
-            return value
-        with self._lock:
-            return self._limits.get(model_id)
+        value = self._get_other(_key("limit", model_id))
+        return value if _is_count(value) else None
 
     def set_limit(self, model_id: str, limit: int) -> None:
         """Record the context limit for `model_id`; a limit that is not an int is ignored."""
         if not _is_count(limit):
             log.debug("ledger: ignored limit %r for %s", limit, model_id)
             return
-        with self._lock:
-            self._limits[model_id] = limit
-        self._on_disk(lambda cache: cache.set(_key("limit", model_id), limit))
-
-    def append_usage(self, record: Mapping[str, object]) -> None:
-        """Append a usage record, keeping the newest `history_limit`; TypeError if not JSON-able."""
-        line = json.dumps(dict(record), separators=(",", ":"))  # Escapes every newline.
-        if self._history_limit == 0:
-            return
-        with self._lock:
-            self._usage.append(line)
-
-        def write(cache: diskcache.Cache) -> None:
-            with cache.transact():  # Atomic read-modify-write, also against other processes.
-                lines = _split_lines(cache.get(_USAGE_KEY))
-                lines.append(line)
-                cache.set(_USAGE_KEY, "\n".join(lines[-self._history_limit :]))
-
-        self._on_disk(write)
-
-    def recent_usage(self, limit: int | None = None) -> list[dict[str, object]]:
-        """The newest `limit` usage records (all kept when None), newest last."""
-        if self._history_limit == 0 or (limit is not None and limit <= 0):
-            return []
-        stored = self._on_disk(lambda cache: cache.get(_USAGE_KEY))
-        if isinstance(stored, str):
-            lines = _split_lines(stored)
-        else:
-            with self._lock:
-                lines = list(self._usage)
-        records = [
-            record for record in map(_decode, lines[-self._history_limit :]) if record is not None
-        ]
-        return records if limit is None else records[-limit:]
+        self._set_other(_key("limit", model_id), limit)
 
     def get_document(self, name: str) -> object | None:
         """A JSON document stored under `name` (e.g. a provider's discovered models), if any."""
-        stored = self._on_disk(lambda cache: cache.get(_key("document", name)))
+        stored = self._get_other(_key("document", name))
         if not isinstance(stored, str):
-            with self._lock:
-                stored = self._documents.get(name)
-        if stored is None:
             return None
         try:
             document: object = json.loads(stored)
@@ -219,73 +192,190 @@ class Ledger:
 
     def set_document(self, name: str, value: object) -> None:
         """Store a JSON-able document under `name`; TypeError if it is not JSON-able."""
-        text = json.dumps(value, separators=(",", ":"))
+        self._set_other(_key("document", name), json.dumps(value, separators=(",", ":")))
+
+    def append_usage(self, record: Mapping[str, object]) -> None:
+        """Append a usage record, keeping the newest `history_limit`; TypeError if not JSON-able."""
+        line = json.dumps(dict(record), separators=(",", ":"))  # Escapes every newline.
+        if self._history_limit == 0:
+            return
         with self._lock:
-            self._documents[name] = text
-        self._on_disk(lambda cache: cache.set(_key("document", name), text))
+            self._usage.append(line)
+            if self._store is not None and not self._read_only:
+                self._dirty_usage = [*self._dirty_usage, line][-self._history_limit :]
+        self._flush()
+
+    def recent_usage(self, limit: int | None = None) -> list[dict[str, object]]:
+        """The newest `limit` usage records (all kept when None), newest last."""
+        if self._history_limit == 0 or (limit is not None and limit <= 0):
+            return []
+        stored = self._read(lambda store: store.cache.get(_USAGE_KEY))
+        with self._lock:
+            if isinstance(stored, str):
+                lines = _split_lines(stored) + self._dirty_usage
+            else:
+                lines = list(self._usage)
+        records = [
+            record for record in map(_decode, lines[-self._history_limit :]) if record is not None
+        ]
+        return records if limit is None else records[-limit:]
 
     def close(self) -> None:
-        """Close the disk store; the ledger keeps working from memory afterwards."""
+        """Write what is still waiting, then close the disk store; memory keeps working."""
+        self._flush()
         with self._lock:
-            cache, self._cache = self._cache, None
-        if cache is not None:
-            try:
-                cache.close()
-            except Exception as exc:
-                log.debug("ledger at %s did not close cleanly: %s", self._directory, _reason(exc))
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
-    def _on_disk(self, action: Callable[[diskcache.Cache], _T]) -> _T | None:
-        """Run `action` on the disk store; None without one, or if it raised (then fall back)."""
-        cache = self._cache
-        if cache is None:
-            return None
-        try:
-            return action(cache)
-        except Exception as exc:  # Anything at all: sqlite3, OSError, Timeout, unpickling.
-            self._fall_back(cache, exc)
-            return None
+    # The memory stores in front of the disk.
 
-    def _fall_back(self, cache: diskcache.Cache, exc: Exception) -> None:
+    def _get_other(self, key: str) -> object:
+        found = self._read(lambda store: store.cache.get(key))
         with self._lock:
-            ours = self._cache is cache  # Else another thread switched already, or closed.
-            if ours:
-                self._cache = None
-        if not ours:
+            if found is not None and key not in self._dirty:
+                self._other[key] = found
+            return self._other.get(key)
+
+    def _set_other(self, key: str, value: object) -> None:
+        with self._lock:
+            self._other[key] = value
+            self._mark_dirty([key])
+        self._flush()
+
+    def _mark_dirty(self, keys: Iterable[str]) -> None:
+        """Note keys the disk has yet to get (none without a writable disk); call with the lock."""
+        if self._store is None or self._read_only:
             return
-        log.warning(
-            "ledger at %s failed (%s); using memory for the rest of this session",
-            self._directory,
-            _reason(exc),
-        )
+        self._dirty.update(dict.fromkeys(keys))
+        if len(self._dirty) > MEMORY_ACTUALS_LIMIT + MEMORY_OTHER_LIMIT:  # a long wait: forget
+            self._dirty = {k: None for k in self._dirty if self._memory_value(k) is not None}
+
+    def _memory_value(self, key: str) -> object:
+        return self._actuals.get(key) if key.startswith(_ACTUAL) else self._other.get(key)
+
+    # The disk, and what to do when it fails.
+
+    def _usable(self) -> DiskStore | None:
+        return self._store if self._clock() >= self._paused_until else None
+
+    def _read(self, action: Callable[[DiskStore], _T]) -> _T | None:
+        """`action` on the disk store; None without one or if it failed (then the failure is
+        handled and memory answers)."""
+        store = self._usable()
+        if store is None:
+            return None
         try:
-            cache.close()
-        except Exception as close_exc:
-            log.debug("ledger at %s did not close: %s", self._directory, _reason(close_exc))
+            return action(store)
+        except Exception as exc:
+            self._failed(store, exc)
+            return None
 
+    def _flush(self) -> None:
+        """Write what memory holds and the disk does not, in one transaction (or keep waiting)."""
+        store = self._usable()
+        if store is None or self._read_only:
+            return
+        with self._lock:
+            if not store.still_there():
+                self._rebuild(store, Failure.GONE, "its database was deleted or replaced")
+                return
+            items = {key: self._memory_value(key) for key in self._dirty}
+            usage = list(self._dirty_usage)
+            try:
+                if items:
+                    store.write({k: v for k, v in items.items() if v is not None})
+                if usage:
+                    self._append_usage_lines(store, usage)
+            except Exception as exc:
+                self._failed(store, exc)
+                return
+            for key in items:
+                self._dirty.pop(key, None)
+            del self._dirty_usage[: len(usage)]
 
-def _open(directory: Path, size_limit_bytes: int) -> diskcache.Cache | None:
-    try:
-        return diskcache.Cache(
-            str(directory),
-            timeout=SQLITE_TIMEOUT_SECONDS,
-            size_limit=size_limit_bytes,
-            eviction_policy="least-recently-used",
-            # No memory-mapped I/O: an I/O error in a mapped page (say, the file truncated by
-            # someone else) is a SIGBUS that kills the process instead of an exception.
-            sqlite_mmap_size=0,
+    def _append_usage_lines(self, store: DiskStore, lines: list[str]) -> None:
+        with store.cache.transact():  # Atomic read-modify-write, also against other processes.
+            kept = _split_lines(store.cache.get(_USAGE_KEY)) + lines
+            store.cache.set(_USAGE_KEY, "\n".join(kept[-self._history_limit :]))
+
+    def _failed(self, store: DiskStore, exc: Exception) -> None:
+        kind = classify(exc)
+        if kind is Failure.GONE and store.still_there():
+            kind = Failure.READ_ONLY  # its journal cannot be created next to it
+        if kind is Failure.BUSY:
+            self._paused_until = self._clock() + BUSY_PAUSE
+            self._warn(kind, "is locked by another process (%s); data waits in memory", exc)
+        elif kind is Failure.READ_ONLY:
+            self._read_only = True
+            self._warn(kind, "is read-only (%s); what this session learns stays in memory", exc)
+        elif kind in (Failure.DAMAGED, Failure.GONE):
+            self._rebuild(store, kind, reason(exc))
+        else:
+            self._give_up(store, reason(exc))
+
+    def _rebuild(self, store: DiskStore, kind: Failure, why: str) -> None:
+        """Replace a damaged or vanished store by a fresh one holding what memory holds."""
+        with self._lock:
+            if self._store is not store:
+                return  # another thread did it already
+            self._rebuilds += 1
+            if self._rebuilds > MAX_REBUILDS:
+                self._give_up(store, f"{why}, again after {MAX_REBUILDS} rebuilds")
+                return
+            store.close()
+            self._store = None
+            assert self._directory is not None
+            moved = move_aside(self._directory) if kind is Failure.DAMAGED else None
+            fresh = try_open(self._directory, self._size_limit)
+            if fresh is None:
+                self._give_up(None, why)
+                return
+            self._store = fresh
+            self._dirty.update(dict.fromkeys([*self._actuals.keys(), *self._other.keys()]))
+            self._dirty_usage = list(self._usage)
+        where = f"; the damaged one is at {moved}" if moved else ""
+        self._warn(
+            kind, "was %s (%s); rebuilt it from this session's data%s", _WHAT[kind], why, where
         )
-    except Exception as exc:
-        log.warning(
-            "ledger at %s cannot be opened (%s); using memory for this session",
-            directory,
-            _reason(exc),
-        )
-        return None
+        self._flush()
+
+    def _give_up(self, store: DiskStore | None, why: str) -> None:
+        with self._lock:
+            if store is not None and self._store is not store:
+                return
+            if self._store is not None:
+                self._store.close()
+            self._store = None
+            self._dirty.clear()
+            self._dirty_usage.clear()
+        self._warn(Failure.BROKEN, "failed (%s); using memory for the rest of this session", why)
+
+    def _warn(self, kind: Failure, message: str, *args: object) -> None:
+        """One warning per kind of trouble, naming the directory (exceptions as their reason)."""
+        if kind not in self._warned:
+            self._warned.add(kind)
+            shown = [reason(a) if isinstance(a, BaseException) else a for a in args]
+            log.warning("ledger at %s " + message, self._directory, *shown)
+
+    # Opening.
+
+    def _open(self, directory: Path) -> DiskStore | None:
+        opening = open_store(directory, self._size_limit, MEMORY_ACTUALS_LIMIT)
+        log.log(logging.WARNING if opening.failure else logging.DEBUG, "%s", opening.message)
+        if opening.failure is not None:
+            self._warned.add(opening.failure)
+        for key, value in reversed(opening.rows):  # oldest first: the newest end most recent
+            if key == _USAGE_KEY and isinstance(value, str):
+                self._usage.extend(_split_lines(value))
+            elif key.startswith(_ACTUAL) and _is_count(value):
+                self._actuals[key] = value
+            else:
+                self._other[key] = value
+        return opening.store
 
 
-def _reason(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+_WHAT: Final = {Failure.DAMAGED: "damaged", Failure.GONE: "deleted or replaced"}
 
 
 def _is_count(value: object) -> TypeGuard[int]:

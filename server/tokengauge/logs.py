@@ -29,10 +29,13 @@ EXPECTED_ERROR_CODES: Final = frozenset({-32602, -32803, -32800})
 
 class ExpectedErrorFilter(logging.Filter):
     """Drops pygls' traceback for a request we answered with an error on purpose (bad params,
-    a failed chat): tokengauge logs those itself, in one line a person can read."""
+    a failed chat, a message pygls could not read): tokengauge logs those itself, in one line a
+    person can read."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """False for records about an expected error."""
+        if record.msg == "Unable to deserialize message\n%s":
+            return False
         error = record.exc_info[1] if record.exc_info else None
         return getattr(error, "code", None) not in EXPECTED_ERROR_CODES
 

@@ -19,14 +19,22 @@ import attrs
 
 _MAX_MESSAGE = 500
 _MAX_DEPTH = 8
-_MAX_REPR = 200_000  # don't ast-parse anything bigger than any real error body
+# Python reprs of error bodies (SDK dumps) are a few KB; `ast.literal_eval` costs ~80 ms per
+# 200 KB line that almost parses, so anything bigger, or not shaped like a dict or list of
+# strings, is never tried, and a body offers at most `_MAX_CANDIDATES` payloads.
+_MAX_REPR = 16 * 1024
+_REPR_START = ("{'", "[{'", "['", '{"', '[{"')
+_MAX_CANDIDATES = 16
+_MAX_SCAN = 64 * 1024
 _JSON = json.JSONDecoder()
 _Layer = Mapping[object, object]
 
 # A token count, optionally with thousands separators ("143653", "143,653"). The lookbehind keeps
 # matching linear on long digit runs.
 _NUM = r"(?<![\d,])(?:\d{1,3}(?:,\d{3})+|\d+)"
-_IN, _OUT, _LIM = (rf"(?P<{name}>{_NUM})" for name in ("input", "output", "limit"))
+_IN, _OUT, _LIM, _EXCESS = (
+    rf"(?P<{name}>{_NUM})" for name in ("input", "output", "limit", "excess")
+)
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
@@ -61,6 +69,36 @@ _OVERFLOW_SHAPES = (
         rf"input token count\s*(?:\(\s*{_IN}\s*\)\s*)?",
         rf"exceeds the maximum number of tokens allowed\s*\(\s*{_LIM}\s*\)",
     ),
+    # Ollama: "prompt too long; exceeded max context length by 4021 tokens" (the excess only)
+    _rx(rf"exceeded max context length by\s*{_EXCESS}\s*tokens"),
+    # Cohere: "too many tokens: size limit exceeded by 11326 tokens. Try using shorter or fewer
+    # inputs. The limit for this model is 4096 tokens." (the limit sentence is not always there)
+    _rx(rf"size limit exceeded by\s*{_EXCESS}\s*tokens"),
+    _rx(rf"The limit for this model is\s*{_LIM}\s*tokens"),
+    # Cohere: "total number of tokens in the prompt cannot exceed 4081 - received 4292"
+    _rx(rf"tokens in the prompt cannot exceed\s*{_LIM}\s*-\s*received\s*{_IN}"),
+    # Perplexity: "User input tokens exceeds 127072 tokens"
+    _rx(rf"input tokens exceeds\s*{_LIM}\s*tokens"),
+    # Mistral: "Prompt contains 240000 tokens, too large for model with 128000 maximum context
+    # length" (also "... tokens and 0 images too large ...")
+    _rx(
+        rf"prompt contains\s*{_IN}\s*tokens[^.]{{0,40}}too large for model with\s*{_LIM}",
+        r"\s*maximum context length",
+    ),
+    # Together: "The input (516368 tokens) is longer than the model's context length (262144
+    # tokens)."
+    _rx(
+        rf"input \(\s*{_IN}\s*tokens\s*\) is longer than the model's context length",
+        rf"\s*\(\s*{_LIM}\s*tokens\s*\)",
+    ),
+    # vLLM: "The prompt (total length 25938) is too long to fit into the model (context length
+    # 4096)."
+    _rx(
+        rf"prompt \(total length\s*{_IN}\s*\) is too long to fit into the model",
+        rf"\s*\(context length\s*{_LIM}\s*\)",
+    ),
+    # Moonshot (Kimi): "Your request exceeded model token limit: 2097152 (requested: 2306631)"
+    _rx(rf"exceeded model token limit:\s*{_LIM}\s*\(requested:\s*{_IN}\s*\)"),
 )
 
 # Requested output above the model's output cap (not an overflow). Groups: output, limit.
@@ -75,13 +113,22 @@ _OUTPUT_LIMIT_SHAPES = (
         rf"max_tokens is too large:\s*{_OUT}\.\s*",
         rf"This model supports at most\s*{_LIM}\s*completion tokens",
     ),
+    # Cohere: "max tokens must be less than or equal to 4096, the maximum output for this model -
+    # received 8192"
+    _rx(
+        rf"max tokens must be less than or equal to\s*{_LIM}\s*,\s*",
+        rf"the maximum output for this model\s*-\s*received\s*{_OUT}",
+    ),
 )
 
 # Overflow wording without numbers: llama.cpp "exceeds the available context size", OpenAI
-# Responses "exceeds the context window", gateways' "Input too long".
+# Responses "exceeds the context window", gateways' "Input too long", Bedrock Converse "Input
+# Tokens Exceeded" and "Input is too long for requested model", Perplexity "The total length of
+# all messages is too long".
 _OVERFLOW_PHRASE = _rx(
     r"exceeds? (?:the )?(?:available )?context (?:size|window|length|limit)",
     r"|context[ _](?:length|window)[ _]exceeded|prompt is too long|input (?:is )?too long",
+    r"|input tokens exceeded|total length of all messages is too long",
 )
 # OpenAI "Rate limit reached ... tokens per min (TPM)", OpenRouter "rate-limited upstream".
 _RATE_TEXT = _rx(r"rate[ _-]?limit|too many requests|(?:tokens|requests) per min")
@@ -93,7 +140,9 @@ _STATUS_PREFIX = _rx(r"^\s*(?:Error code:\s*)?(?P<status>[1-5]\d\d)\b")
 
 # Lower-cased error ``type`` / ``code`` / ``status`` values (Anthropic, OpenAI, llama.cpp, Gemini).
 _MARKER_KEYS = ("type", "code", "status")
-_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_OVERFLOW_CODES = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "too_many_prompt_tokens"}
+)
 _RATE_CODES = frozenset({"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})
 _AUTH_CODES = frozenset({"authentication_error", "permission_error", "invalid_api_key"})
 _AUTH_CODES |= {"unauthenticated", "permission_denied"}  # Gemini / Google RPC status names
@@ -116,13 +165,15 @@ _WORDING = (
 
 @attrs.frozen
 class ParsedError:
-    """A classified provider error. For OUTPUT_LIMIT, limit_tokens is the model's output cap."""
+    """A classified provider error. For OUTPUT_LIMIT, limit_tokens is the model's output cap;
+    for an overflow that names only how far it went over (Ollama, Cohere), `excess_tokens`."""
 
     kind: ErrorKind
     message: str
     input_tokens: int | None = None
     limit_tokens: int | None = None
     output_tokens: int | None = None
+    excess_tokens: int | None = None
 
     def to_json(self) -> dict[str, object]:
         if self.kind is not ErrorKind.OVERFLOW:
@@ -132,6 +183,7 @@ class ParsedError:
             "inputTokens": self.input_tokens,
             "limitTokens": self.limit_tokens,
             "outputTokens": self.output_tokens,
+            "excessTokens": self.excess_tokens,
             "message": self.message,
         }
 
@@ -142,7 +194,8 @@ def parse_overflow_error(status: int | None, body_text: str) -> ParsedError:
     messages = [m.strip() for m in (layer.get("message") for layer in layers) if isinstance(m, str)]
     messages = [m for m in messages if m]
     message = messages[-1] if messages else body_text.strip()[:_MAX_MESSAGE]
-    text = " ".join([*messages, _WHITESPACE.sub(" ", body_text)])
+    # Wording is looked for in the first `_MAX_SCAN` characters: an error states itself early.
+    text = _WHITESPACE.sub(" ", " ".join([*messages, body_text])[:_MAX_SCAN])
     markers = {
         v.lower() for layer in layers for k in _MARKER_KEYS if isinstance(v := layer.get(k), str)
     }
@@ -152,12 +205,18 @@ def parse_overflow_error(status: int | None, body_text: str) -> ParsedError:
     overflow = _match_numbers(_OVERFLOW_SHAPES, text)
     if overflow is not None or markers & _OVERFLOW_CODES:
         found = overflow or {}
+        limit = found.get("limit", _first_int(layers, "n_ctx"))
+        excess = found.get("excess")
+        known_input = found.get("input", _first_int(layers, "n_prompt_tokens"))
+        if known_input is None and limit is not None and excess is not None:
+            known_input = limit + excess
         return ParsedError(
             ErrorKind.OVERFLOW,
             message,
-            input_tokens=found.get("input", _first_int(layers, "n_prompt_tokens")),
-            limit_tokens=found.get("limit", _first_int(layers, "n_ctx")),
+            input_tokens=known_input,
+            limit_tokens=limit,
             output_tokens=found.get("output"),
+            excess_tokens=excess,
         )
     output_limit = _match_numbers(_OUTPUT_LIMIT_SHAPES, text)
     if output_limit is not None:
@@ -237,7 +296,7 @@ def _candidates(text: str) -> list[str]:
     lines = [line.strip() for line in text.splitlines()]
     if any(line.startswith(("event:", "data:")) for line in lines):
         data = [line[5:].strip() for line in lines if line.startswith("data:")]
-        return sorted(data, key=lambda d: '"error"' not in d)
+        return sorted(data, key=lambda d: '"error"' not in d)[:_MAX_CANDIDATES]
     starts = sorted(i for i in (text.find("{"), text.find("[")) if i >= 0)
     return [text[i:] for i in starts]
 
@@ -249,9 +308,10 @@ def _decode(fragment: str) -> object:
         return _JSON.raw_decode(fragment)[0]
     except (ValueError, RecursionError):
         pass
-    if len(fragment) > _MAX_REPR:
+    if len(fragment) > _MAX_REPR or not fragment.startswith(_REPR_START):
         return None
-    for source in (fragment, fragment.replace("\r", "").replace("\n", "")):
+    rejoined = fragment.replace("\r", "").replace("\n", "")
+    for source in (fragment, rejoined) if rejoined != fragment else (fragment,):
         try:
             with warnings.catch_warnings():  # odd escapes in a body are not our warning to show
                 warnings.simplefilter("ignore")

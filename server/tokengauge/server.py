@@ -7,11 +7,12 @@ as `JsonRpcInvalidParams` with a message a person can act on, and the server kee
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 import platformdirs
@@ -24,6 +25,7 @@ from tokengauge import __version__, protocol
 from tokengauge.chat import ChatError, ChatRun, RetryPolicy
 from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
+from tokengauge.jsontext import TreeError, check_tree
 from tokengauge.ledger import LEDGER_DIR, Ledger
 from tokengauge.logs import configure_logging, forward_to_client
 from tokengauge.models import UnknownModelError
@@ -44,6 +46,7 @@ from tokengauge.wire import InvalidInput, structure, unstructure
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
+AUTOSAVE_CHECK_SECONDS: Final = 1.0
 
 
 class JsonRpcRequestFailed(JsonRpcException):
@@ -85,6 +88,7 @@ class TokenGaugeServer(LanguageServer):
         )
         self._gauge: Gauge | None = None
         self._chats: ChatRun | None = None
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def gauge(self) -> Gauge:
@@ -100,7 +104,9 @@ class TokenGaugeServer(LanguageServer):
         ledger = Ledger(directory / LEDGER_DIR)
         self._gauge = Gauge(settings, ledger)
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
-        client = make_client(Timeouts(settings.connect_timeout, settings.idle_timeout))
+        client = make_client(
+            Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
+        )
         retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
         self._chats = ChatRun(self._gauge, client, ServerChatSink(self), retry)
         log.info(
@@ -110,6 +116,26 @@ class TokenGaugeServer(LanguageServer):
             ledger.directory,
             "" if ledger.persistent else " (in memory: see the warning above)",
         )
+
+    def start_autosave(self) -> None:
+        """Save the most asked strings when due, in the background: they outlive a crash, not
+        only a clean shutdown."""
+        task = asyncio.get_running_loop().create_task(self._autosave())
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    async def _autosave(self) -> None:
+        while True:
+            await asyncio.sleep(AUTOSAVE_CHECK_SECONDS)
+            try:
+                self.gauge.frequent.save_if_due()
+            except Exception:
+                log.exception("saving the most asked strings failed")
+
+    def _background_done(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task ended: %s", task.exception())
 
     @property
     def chats(self) -> ChatRun:
@@ -136,7 +162,9 @@ class TokenGaugeServer(LanguageServer):
         self.protocol.notify(protocol.CALIBRATION, unstructure(payload))
 
     async def shutdown_state(self) -> None:
-        """Close the HTTP connections and the ledger."""
+        """Stop the background tasks; close the HTTP connections and the ledger."""
+        for task in list(self._background):
+            task.cancel()
         if self._chats is not None:
             await self._chats.client.aclose()
         if self._gauge is not None:
@@ -178,9 +206,14 @@ def invalid_params() -> Iterator[None]:
 
 
 def params_as(params: Any, cls: type[P]) -> P:
-    """Structure request params (call inside `invalid_params`)."""
+    """Structure request params (call inside `invalid_params`): refused if they hold a number
+    JSON cannot carry or nest deeper than the code that walks them can follow."""
     if params is None:
         raise InvalidInput(f"{cls.__name__}: params are missing")
+    try:
+        check_tree(params)
+    except TreeError as exc:
+        raise InvalidInput(f"invalid {exc}") from None
     return structure(params, cls, "params")
 
 
@@ -192,6 +225,7 @@ def create_server() -> TokenGaugeServer:
     def initialize(ls: TokenGaugeServer, params: types.InitializeParams) -> None:
         forward_to_client(ls)
         ls.configure(parse_settings(params.initialization_options))
+        ls.start_autosave()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TokenGaugeServer, *_: Any) -> None:

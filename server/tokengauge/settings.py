@@ -1,17 +1,24 @@
 """The settings contract (DESIGN §6) as the server receives it in `initializationOptions`.
 
 Each field mirrors a `tokenGauge.*` VS Code setting. Invalid entries are logged and skipped, and
-invalid scalars fall back to their defaults: a typo in settings never stops the server.
+invalid scalars fall back to their defaults: a typo in settings never stops the server. Within an
+entry, a value that would make nonsense downstream is dropped the same way: a header no HTTP
+request can carry, a window, output cap or reservation that is not a sensible token count (a
+negative one made negative budgets), a price that is negative; a model configured twice keeps its
+first entry.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 import attrs
 
-from tokengauge.wire import InvalidInput, structure
+from tokengauge.wire import InvalidInput, camel, structure
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +96,9 @@ class ServerSettings:
     connect_timeout: float = 15.0
     """Seconds to wait for the API to accept a connection."""
     idle_timeout: float = 120.0
-    """Seconds a stream may stay silent before the request fails."""
+    """Seconds a stream may go without an event that carries data before the request fails."""
+    response_timeout: float = 1800.0
+    """Seconds a whole response may take (a stream still going after that is cut off)."""
     max_attempts: int = 3
     """Tries for a request that fails with 429/529/5xx or a broken connection."""
     retry_base_delay: float = 1.0
@@ -124,6 +133,71 @@ def _scalar(options: dict[str, Any], key: str, cls: Any, default: Any) -> Any:
         return default
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
+def _checked_provider(provider: ProviderSettings) -> ProviderSettings:
+    """The provider without the headers HTTP cannot carry; a warning for a URL that is not one."""
+    if provider.base_url and not _is_http_url(provider.base_url):
+        log.warning(
+            "provider %s: baseUrl %r is not an http(s) URL; its requests will fail",
+            provider.id,
+            provider.base_url,
+        )
+    headers = {}
+    for name, value in provider.headers.items():
+        if _HEADER_NAME.fullmatch(name) and _HEADER_VALUE.fullmatch(value):
+            headers[name] = value
+        else:
+            log.warning(
+                "provider %s: header %r has characters HTTP headers cannot carry: ignored",
+                provider.id,
+                name[:40],
+            )
+    return attrs.evolve(provider, headers=headers)
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        url = urlsplit(text)
+        return url.scheme in ("http", "https") and bool(url.hostname) and url.port != 0
+    except ValueError:  # a bad port or bracket
+        return False
+
+
+def _checked_model(model: ModelSettings) -> ModelSettings:
+    """The model without the sizes and prices that are not sensible (each logged)."""
+    floors = {"context_window": 2, "max_output_tokens": 1, "reserved_output_tokens": 0}
+    changes: dict[str, Any] = {}
+    for field, floor in floors.items():
+        value = getattr(model, field)
+        if value is not None and value < floor:
+            log.warning(
+                "model %s: %s must be at least %d, got %d: ignored",
+                model.id,
+                camel(field),
+                floor,
+                value,
+            )
+            changes[field] = None
+    prices = attrs.astuple(model.pricing) if model.pricing else ()
+    if any(price is not None and not 0 <= price < math.inf for price in prices):
+        log.warning("model %s: pricing must not be negative: ignored", model.id)
+        changes["pricing"] = None
+    return attrs.evolve(model, **changes)
+
+
+def _unique_models(models: list[ModelSettings]) -> tuple[ModelSettings, ...]:
+    kept: dict[str, ModelSettings] = {}
+    for model in models:
+        if model.id in kept:
+            log.warning("model %s is configured twice: the first entry is used", model.id)
+        else:
+            kept[model.id] = _checked_model(model)
+    return tuple(kept.values())
+
+
 def parse_settings(options: Any) -> ServerSettings:
     """Read `initializationOptions`, logging and skipping whatever is invalid."""
     if options is None:
@@ -131,15 +205,16 @@ def parse_settings(options: Any) -> ServerSettings:
     if not isinstance(options, dict):
         log.warning("initializationOptions must be an object: using defaults")
         return ServerSettings()
-    providers = _entries(options, "providers", ProviderSettings)
+    providers = [_checked_provider(p) for p in _entries(options, "providers", ProviderSettings)]
     return ServerSettings(
         storage_dir=_scalar(options, "storageDir", str, None),
         providers=tuple(providers) if "providers" in options else DEFAULT_PROVIDERS,
-        models=tuple(_entries(options, "models", ModelSettings)),
+        models=_unique_models(_entries(options, "models", ModelSettings)),
         log_level=_scalar(options, "logLevel", LogLevel, "info"),
         connect_timeout=_positive(options, "connectTimeout", 15.0),
         idle_timeout=_positive(options, "idleTimeout", 120.0),
-        max_attempts=int(_positive(options, "maxAttempts", 3)),
+        response_timeout=_positive(options, "responseTimeout", 1800.0),
+        max_attempts=max(1, int(_positive(options, "maxAttempts", 3))),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
     )
@@ -158,7 +233,7 @@ def _tool_result_cap(options: dict[str, Any]) -> int | None:
 
 def _positive(options: dict[str, Any], key: str, default: float) -> float:
     value = _scalar(options, key, float, default)
-    if value <= 0:
+    if not 0 < value < math.inf:
         log.warning("%s must be positive, got %r: using %r", key, value, default)
         return default
     return float(value)

@@ -1,13 +1,19 @@
 """Counting text with tiktoken: family → encoding, an LRU of recent texts, a safe fallback.
 
 `TextCounter.count` is the exact tiktoken count (`encode_ordinary`) for any text the encoder can
-take. Text it cannot take as it is — lone surrogates, which VS Code strings may carry and which
-travel to the API as `\\uXXXX` escapes — is counted both ways (replaced and escaped) and the larger
-count gets a 10% margin, so it is never below what tiktoken itself would report.
+take. Text it cannot take as it is gets the fallback's 10% margin:
+- lone surrogates, which VS Code strings may carry and which travel to the API as `\\uXXXX`
+  escapes: counted both ways (replaced and escaped), the larger count, so never below what
+  tiktoken itself would report;
+- a whitespace run of ~1,000,000 characters, on which tiktoken's regex exhausts its backtracking
+  limit and panics (a `BaseException` that ends the process): such runs are cut every 100,000
+  characters and the pieces counted one by one.
+The LRU keeps at most 5,000 texts and 16 Mi characters in all.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Final
@@ -18,7 +24,13 @@ from cachetools import LRUCache
 from tokengauge.encodings import EncodingRegistry
 
 TEXT_CACHE_SIZE: Final = 5000
+"""Most texts the LRU keeps."""
+TEXT_CACHE_CHARS: Final = 16 * 2**20
+"""Most characters the LRU keeps (a text is charged at least its share of an even split)."""
 FALLBACK_MARGIN: Final = 1.10
+WHITESPACE_PIECE: Final = 100_000
+"""Longest whitespace run given to tiktoken in one piece (its regex panics near 1,000,000)."""
+_LONG_WHITESPACE: Final = re.compile(r"\s{" + str(WHITESPACE_PIECE + 1) + ",}")
 O200K_FAMILIES: Final = re.compile(
     r"^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d|chatgpt-4o)", re.I
 )
@@ -35,12 +47,37 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-class TextCounter:
-    """Counts text in one encoding, remembering the last 5000 texts."""
+def whitespace_pieces(text: str) -> list[str] | None:
+    """`text` cut inside its whitespace runs longer than `WHITESPACE_PIECE`, or None if it has
+    none (then tiktoken takes it whole)."""
+    if len(text) <= WHITESPACE_PIECE:
+        return None
+    cuts = [
+        cut
+        for run in _LONG_WHITESPACE.finditer(text)
+        for cut in range(run.start() + WHITESPACE_PIECE, run.end(), WHITESPACE_PIECE)
+    ]
+    if not cuts:
+        return None
+    bounds = [0, *cuts, len(text)]
+    return [text[start:end] for start, end in itertools.pairwise(bounds)]
 
-    def __init__(self, encoding: tiktoken.Encoding, cache_size: int = TEXT_CACHE_SIZE) -> None:
+
+class TextCounter:
+    """Counts text in one encoding, remembering the last 5000 texts (16 Mi characters at most)."""
+
+    def __init__(
+        self,
+        encoding: tiktoken.Encoding,
+        cache_size: int = TEXT_CACHE_SIZE,
+        cache_chars: int = TEXT_CACHE_CHARS,
+    ) -> None:
         self.encoding = encoding
-        self._cache: LRUCache[str, int] = LRUCache(maxsize=cache_size)
+        self._unit = max(1, cache_chars // cache_size)
+        # Values are (count, characters charged): the LRU is bounded by the characters it holds.
+        self._cache: LRUCache[str, tuple[int, int]] = LRUCache(
+            maxsize=self._unit * cache_size, getsizeof=lambda entry: entry[1]
+        )
 
     @property
     def name(self) -> str:
@@ -52,12 +89,21 @@ class TextCounter:
         if not text:
             return 0
         cached = self._cache.get(text)
-        if cached is None:
-            cached = self._count_uncached(text)
-            self._cache[text] = cached
-        return cached
+        if cached is not None:
+            return cached[0]
+        count = self._count_uncached(text)
+        charge = max(len(text), self._unit)
+        if charge <= self._cache.maxsize:
+            self._cache[text] = (count, charge)
+        return count
 
     def _count_uncached(self, text: str) -> int:
+        pieces = whitespace_pieces(text)
+        if pieces is not None:
+            return math.ceil(sum(map(self._count_piece, pieces)) * FALLBACK_MARGIN)
+        return self._count_piece(text)
+
+    def _count_piece(self, text: str) -> int:
         if not text.isascii():
             try:
                 text.encode("utf-8")

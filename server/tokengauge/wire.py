@@ -16,6 +16,8 @@ from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
+from tokengauge.jsontext import NotJsonNumber
+
 T = TypeVar("T")
 
 Role = Literal["system", "user", "assistant"]
@@ -110,14 +112,27 @@ def camel(name: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's largest exact integer: the extension (and JSON parsers like it) cannot say more."""
+
+
+class _ScalarError(ValueError):
+    """A JSON scalar with the right type but a value the protocol cannot take (said as is)."""
+
+
 def _strict_scalar(kind: type, accepted: tuple[type, ...]) -> Callable[[Any, Any], Any]:
-    """cattrs would turn `5` into `"5"` and `"false"` into True; JSON types must match instead."""
+    """cattrs would turn `5` into `"5"` and `"false"` into True; JSON types must match instead,
+    and integers stay within what JSON carries exactly (a 400-digit count overflowed floats)."""
 
     def structure_scalar(value: Any, _: Any) -> Any:
+        if isinstance(value, NotJsonNumber):
+            raise _ScalarError(f"{value.text} is not a JSON number")
         if isinstance(value, bool) and kind is not bool:
             raise ValueError(f"expected {kind.__name__}, got a boolean")
         if not isinstance(value, accepted):
             raise ValueError(f"expected {kind.__name__}, got {type(value).__name__}")
+        if isinstance(value, int) and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise _ScalarError(f"{str(value)[:12]}… is beyond ±{MAX_SAFE_INTEGER:,}")
         return kind(value)
 
     return structure_scalar
@@ -206,6 +221,8 @@ def _describe_type(kind: Any) -> str:
 
 
 def _format_error(exc: BaseException, kind: Any) -> str:
+    if isinstance(exc, _ScalarError):
+        return str(exc)
     if kind == Part:
         return f"must be {_describe_type(kind)}"
     if isinstance(exc, KeyError):

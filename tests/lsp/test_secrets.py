@@ -6,7 +6,7 @@ events that echo the key back, a cancelled chat, model discovery against failing
 every place the key could end up is searched: the raw JSON-RPC transcript of everything the
 server sent (`window/logMessage`, `window/showMessage`, `tokenGauge/chatPart`,
 `tokenGauge/status`, `tokenGauge/modelsChanged`, results, errors and their `data`), the server's
-stderr, every file under `storageDir` (SQLite database, `-wal`, `-shm`, diskcache value files),
+stderr, every file under `storageDir` (SQLite database and journal, diskcache value files),
 and the output of the `count` command line tool run on that storage. Zero hits, while the
 upstream's records prove the key really was sent.
 """
@@ -417,8 +417,8 @@ async def test_the_key_reaches_the_api_and_nothing_else(tmp_path: Path, capfd):
     assert len(up.requests) > 25
     assert all(presented_key(r) == key for r in up.requests)
 
-    # The ledger was written, with its SQLite write-ahead log while the server ran.
-    assert {"ledger/cache.db", "ledger/cache.db-wal", "ledger/cache.db-shm"} <= set(while_running)
+    # The ledger was written while the server ran (a rollback journal: no -wal, no -shm).
+    assert "ledger/cache.db" in while_running
     after = storage_files(storage)
     assert s.client.log_messages and s.notifications["tokenGauge/chatPart"]
 
@@ -593,3 +593,54 @@ async def test_malformed_credentials_are_rejected_without_echoing_the_key(
         assert "credentials" in error.message
         assert up.requests == []  # nothing was sent without the key
     assert s.leaks() == {}
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        pytest.param("sk-abcdefgh/", id="slash"),
+        pytest.param('sk-abcdefgh"', id="quote"),
+        pytest.param("sk-abcdefgh\\", id="backslash"),
+    ],
+)
+async def test_a_key_with_special_characters_is_redacted_whole(tmp_path: Path, capfd, prefix):
+    """Its spellings differ after the special character: none may be cut there, leaving the
+    rest of the key in the message (`[redacted]/ijklmnop…`)."""
+    key = canary(prefix)
+    raw = openai_error(f"Key {key} has no access to gpt-4o; also seen as {json.dumps(key)}")
+    async with (
+        running_upstream(UpstreamConfig()) as up,
+        session(chat_options(str(tmp_path / "storage"), up.base_url), key) as s,
+    ):
+        up.script(Scripted(body=raw, status=404), Scripted(body=escaped(key, raw), status=404))
+        for _ in range(2):
+            error = await s.fails("tokenGauge/chat", s.chat_params("gpt-4o"))
+            assert "has no access to gpt-4o" in error.message
+    stderr = capfd.readouterr().err
+    assert {**s.leaks(), **stderr_leaks(key, stderr)} == {}
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        pytest.param("sk-abcdefghé", id="non-ascii"),
+        pytest.param("sk-abc\ndef", id="newline"),
+        pytest.param("sk-abc\x00def", id="nul"),
+    ],
+)
+async def test_a_key_no_header_can_carry_is_invalid_params(tmp_path: Path, capfd, prefix):
+    """httpx cannot put it in a header (it raised UnicodeEncodeError: an internal error)."""
+    key = canary(prefix)
+    async with (
+        running_upstream(UpstreamConfig()) as up,
+        session(chat_options(str(tmp_path / "storage"), up.base_url), key) as s,
+    ):
+        error = await s.fails("tokenGauge/chat", s.chat_params("gpt-4o"))
+        assert error.code == INVALID_PARAMS
+        assert "Set API Key" in error.message
+        assert up.requests == []
+        ok = s.chat_params("gpt-4o")
+        ok["credentials"] = {"apiKey": canary()}
+        assert (await s.call("tokenGauge/chat", ok))["finishReason"] == "stop"
+    stderr = capfd.readouterr().err
+    assert {**s.leaks(), **stderr_leaks(key, stderr)} == {}

@@ -226,7 +226,7 @@ async def test_calibration_outlives_a_restart(tmp_path: Path):
     assert usage["history"][-1]["inputTokens"] == 5000
 
 
-async def test_corrupt_ledger_degrades_to_memory(tmp_path: Path):
+async def test_a_corrupt_ledger_is_moved_aside_and_rebuilt(tmp_path: Path):
     ledger = tmp_path / "storage" / "ledger"
     ledger.mkdir(parents=True)
     (ledger / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
@@ -237,8 +237,10 @@ async def test_corrupt_ledger_degrades_to_memory(tmp_path: Path):
         usage = await call(client, "tokenGauge/usage", {})
         warnings = [m.message for m in client.log_messages if m.type == MessageType.Warning]
     assert result["raw"] == [exact("still works")]
-    assert usage["persistent"] is False
-    assert any(str(ledger) in w for w in warnings), warnings
+    assert usage["persistent"] is True
+    assert any(str(ledger) in w and "damaged" in w for w in warnings), warnings
+    [aside] = [p for p in ledger.parent.iterdir() if p.name.startswith("ledger.damaged-")]
+    assert (aside / "cache.db").read_bytes().startswith(b"this is not")
 
 
 async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
@@ -264,3 +266,13 @@ async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
     assert ranked[-1] == hashlib.sha256(b"once").hexdigest()  # most asked first
     assert not [e for e in warm["entries"] if e["modelId"] == "claude-sonnet-4-5"]  # other encoding
     assert isinstance(warm["epoch"], int)
+
+
+async def test_warm_counts_give_each_model_once(client: LanguageClient):
+    """10,000 copies of one id made 10,000 copies of the table (3.9 GB, no answer)."""
+    await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["a", "b"]})
+    warm = await call(
+        client, "tokenGauge/warmCounts", {"modelIds": ["gpt-4o"] * 10_000 + ["local-small"]}
+    )
+    assert [s["modelId"] for s in warm["scales"]] == ["gpt-4o", "local-small"]
+    assert len([e for e in warm["entries"] if e["modelId"] == "gpt-4o"]) == 2

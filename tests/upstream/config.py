@@ -103,6 +103,13 @@ class Fault:
     garbage_after_events: int | None = None  # insert ``garbage`` after this many SSE events
     garbage: str = "data: {this is not json\n\n"
     error_event_after_events: int | None = None  # cut after N events, end with an error event
+    trickle_seconds: float | None = None  # send the body one byte at a time, this far apart
+    keepalive: str | None = None  # "comment" or "ping": after the headers, only keep-alives ...
+    keepalive_every: float = 0.2  # ... this far apart, until the client leaves
+    repeat_event: int | None = None  # after the events up to this index, that event for ever ...
+    repeat_every: float = 0.1  # ... this far apart
+    gzip_bomb: int | None = None  # the body: gzip of `gzip_bomb_prefix` + this many "a" bytes
+    gzip_bomb_prefix: str = "data: "
 
 
 @dataclass
@@ -134,6 +141,7 @@ class UpstreamConfig:
     chunking: Chunking = field(default_factory=Chunking)
     reply: Reply = field(default_factory=Reply)
     script: list[Scripted] = field(default_factory=list)
+    listing_answer: Scripted | None = None  # answers the model listing routes instead, if set
 
     def __post_init__(self) -> None:
         if self.listing not in LISTING_SHAPES:

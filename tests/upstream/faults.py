@@ -6,9 +6,11 @@ Also ready-made :class:`Scripted` faults built from the real error fixtures.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import time
+import zlib
 from collections.abc import Mapping
 
 from aiohttp import web
@@ -71,14 +73,21 @@ async def send_stream(
     *,
     status: int,
     headers: Mapping[str, str],
-    data: bytes,
+    events: list[bytes],
     chunking: Chunking,
     rng: random.Random,
     fault: Fault | None = None,
 ) -> web.StreamResponse:
-    """Stream ``data`` in seeded random chunks with delays, applying the byte/chunk faults."""
+    """Stream the events in seeded random chunks with delays, applying the byte/chunk faults."""
     fault = fault or Fault()
-    response = web.StreamResponse(status=status, headers=dict(headers))
+    headers = dict(headers)
+    data = b"".join(events)
+    if fault.gzip_bomb is not None:
+        data = gzip_bomb(fault.gzip_bomb_prefix.encode(), fault.gzip_bomb)
+        headers["Content-Encoding"] = "gzip"
+    if fault.repeat_event is not None:
+        data = b"".join(events[: fault.repeat_event + 1])
+    response = web.StreamResponse(status=status, headers=headers)
     record.status = status
     if fault.headers_delay and not await sleep_watching(request, record, fault.headers_delay):
         return response
@@ -86,18 +95,16 @@ async def send_stream(
         return await _abort(request, record, response)
     if fault.drop_after_bytes is not None:
         data = data[: fault.drop_after_bytes]
-    chunks = cut(data, chunking, rng)
+    if fault.trickle_seconds is not None:
+        chunking = Chunking(1, 1, fault.trickle_seconds, fault.trickle_seconds)
+    chunks = [] if fault.keepalive else cut(data, chunking, rng)
     if fault.drop_after_chunks is not None:
         chunks = chunks[: fault.drop_after_chunks]
     drop = fault.drop_after_bytes is not None or fault.drop_after_chunks is not None
     try:
         await response.prepare(request)
         for index, chunk in enumerate(chunks, start=1):
-            await response.write(chunk)
-            if record.first_byte_at is None:
-                record.first_byte_at = time.monotonic()
-            record.bytes_sent += len(chunk)
-            record.chunks_sent = index
+            await _write(response, record, chunk, index)
             if index == fault.stall_after_chunks:
                 if not await sleep_watching(request, record, fault.stall_seconds):
                     return response
@@ -109,6 +116,12 @@ async def send_stream(
                 return response
         if drop:
             return await _abort(request, record, response)
+        forever = _forever(fault, events)
+        if forever is not None:
+            beat, every = forever
+            while await sleep_watching(request, record, every):
+                await _write(response, record, beat, record.chunks_sent + 1)
+            return response
         await response.write_eof()
     except ConnectionError:
         record.mark_disconnected()
@@ -118,6 +131,40 @@ async def send_stream(
         raise
     record.finish(COMPLETED)
     return response
+
+
+KEEPALIVES = {"comment": b": keep-alive\n\n", "ping": b'event: ping\ndata: {"type": "ping"}\n\n'}
+
+
+def _forever(fault: Fault, events: list[bytes]) -> tuple[bytes, float] | None:
+    """What a fault sends until the client leaves, and how often: keep-alives or one event."""
+    if fault.keepalive:
+        return KEEPALIVES[fault.keepalive], fault.keepalive_every
+    if fault.repeat_event is not None:
+        return events[fault.repeat_event], fault.repeat_every
+    return None
+
+
+async def _write(
+    response: web.StreamResponse, record: RecordedRequest, chunk: bytes, n: int
+) -> None:
+    await response.write(chunk)
+    if record.first_byte_at is None:
+        record.first_byte_at = time.monotonic()
+    record.bytes_sent += len(chunk)
+    record.chunks_sent = n
+
+
+@functools.lru_cache(maxsize=4)
+def gzip_bomb(prefix: bytes, size: int) -> bytes:
+    """gzip of `prefix` and `size` bytes of "a": ~1 KB per MB, no line break anywhere."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b"a" * min(size, 1 << 20)
+    out = [compressor.compress(prefix)]
+    for start in range(0, size, len(block)):
+        out.append(compressor.compress(block[: size - start]))
+    out.append(compressor.flush())
+    return b"".join(out)
 
 
 async def _abort(
@@ -228,3 +275,37 @@ def stall(
 def malformed(after_events: int = 1, route: str = "any") -> Scripted:
     """The model's normal stream with a garbage ``data:`` line inserted."""
     return Scripted(route=route, fault=Fault(garbage_after_events=after_events))
+
+
+def redirect(location: str, status: int = 307, route: str = "any", times: int = 1) -> Scripted:
+    """A redirect to `location` (another origin, or this one for a loop)."""
+    return Scripted(
+        route=route, body="", status=status, headers={"Location": location}, times=times
+    )
+
+
+def keepalives_only(kind: str = "comment", every: float = 0.2, route: str = "any") -> Scripted:
+    """HTTP 200, an event stream that sends only keep-alives (comments or `ping`s) for ever."""
+    return Scripted(route=route, fault=Fault(keepalive=kind, keepalive_every=every))
+
+
+def trickle(seconds: float = 0.2, route: str = "any") -> Scripted:
+    """The model's normal stream, one byte at a time."""
+    return Scripted(route=route, fault=Fault(trickle_seconds=seconds))
+
+
+def endless(event: int, every: float = 0.1, route: str = "any") -> Scripted:
+    """The model's stream up to event `event`, then that event again and again, never ending."""
+    return Scripted(route=route, fault=Fault(repeat_event=event, repeat_every=every))
+
+
+def bomb(size: int, prefix: str = "data: ", status: int = 200, route: str = "any") -> Scripted:
+    """A gzip body that decompresses to `prefix` and `size` bytes without a line break."""
+    ctype = "text/event-stream" if status < 400 else "application/json"
+    return Scripted(
+        route=route,
+        body="",
+        status=status,
+        content_type=ctype,
+        fault=Fault(gzip_bomb=size, gzip_bomb_prefix=prefix),
+    )

@@ -46,6 +46,8 @@ async def dispatch(
         return await _model(
             up, request, record, "openai" if record.route == "chat" else "anthropic"
         )
+    if record.route == "models" and up.config.listing_answer is not None:
+        return await send_fixed(up, request, record, up.config.listing_answer, "listing")
     body = record.json if isinstance(record.json, dict) else {}
     if record.route == "count_tokens":
         count = count_prompt(body, "anthropic", up.config.model)
@@ -86,7 +88,7 @@ async def send_fixed(
         record,
         status=status,
         headers=headers,
-        data=b"".join(events),
+        events=events,
         chunking=up.config.chunking,
         rng=random.Random(f"{up.config.chunking.seed}:{record.id}"),
         fault=item.fault,
@@ -139,7 +141,7 @@ async def _model(
         record,
         status=item.status or 200,
         headers={**headers, "Content-Type": SSE},
-        data=b"".join(events),
+        events=events,
         chunking=up.config.chunking,
         rng=rng,
         fault=item.fault,

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
+import zlib
 from typing import Any
 
 import httpx
@@ -228,3 +229,69 @@ async def test_control_api_in_process(upstream: Upstream, http: httpx.AsyncClien
     assert (await http.get("/_control/requests/99")).status_code == 404
     await http.post("/_control/reset", json={})
     assert upstream.requests == [] and upstream.pending_script == []
+
+
+# Faults of the reliability campaign: keep-alives, trickles, endless streams, bombs, redirects.
+
+
+async def test_keepalives_only(upstream: Upstream, http: httpx.AsyncClient) -> None:
+    upstream.script(faults.keepalives_only("comment", every=0.05))
+    received = b""
+    async with http.stream("POST", "/v1/chat/completions", json=chat()) as response:
+        async for piece in response.aiter_bytes():
+            received += piece
+            if received.count(b"keep-alive") >= 3:
+                break
+    assert set(received.split(b"\n\n")) <= {b": keep-alive", b""}
+
+
+async def test_trickle_sends_one_byte_at_a_time(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    upstream.script(faults.trickle(0.01))
+    async with http.stream("POST", "/v1/chat/completions", json=chat()) as response:
+        pieces = []
+        async for piece in response.aiter_raw():
+            pieces.append(piece)
+            if len(pieces) == 5:
+                break
+    assert [len(p) for p in pieces] == [1] * 5
+
+
+async def test_endless_repeats_one_event(upstream: Upstream, http: httpx.AsyncClient) -> None:
+    upstream.script(faults.endless(event=1, every=0.01))
+    received = b""
+    async with http.stream("POST", "/v1/chat/completions", json=chat()) as response:
+        async for piece in response.aiter_bytes():
+            received += piece
+            if received.count(b"\n\n") >= 10:
+                break
+    events = parse_sse(received.decode())
+    assert len({e.data for e in events[1:9]}) == 1 and "[DONE]" not in received.decode()
+
+
+async def test_gzip_bomb(upstream: Upstream, http: httpx.AsyncClient) -> None:
+    upstream.script(faults.bomb(50 * 2**20))
+    async with http.stream("POST", "/v1/chat/completions", json=chat()) as response:
+        assert response.headers["content-encoding"] == "gzip"
+        raw = b"".join([piece async for piece in response.aiter_raw()])
+    assert len(raw) < 100_000
+    assert zlib.decompress(raw, zlib.MAX_WBITS | 16)[:10] == b"data: aaaa"
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+async def test_redirect(upstream: Upstream, http: httpx.AsyncClient, status: int) -> None:
+    upstream.script(faults.redirect("http://127.0.0.1:1/elsewhere", status=status))
+    response = await http.post("/v1/chat/completions", json=chat())
+    assert response.status_code == status
+    assert response.headers["location"] == "http://127.0.0.1:1/elsewhere"
+
+
+async def test_listing_answer_replaces_the_listing(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    upstream.config.listing_answer = Scripted(
+        body="<html>gateway</html>", status=502, content_type="text/html"
+    )
+    response = await http.get("/v1/models")
+    assert response.status_code == 502 and response.text == "<html>gateway</html>"

@@ -25,7 +25,7 @@ from tokengauge.upstream.openai_request import (
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.urls import join_url
-from tokengauge.wire import Message, Tool
+from tokengauge.wire import InvalidInput, Message, Tool
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
 
@@ -72,8 +72,21 @@ def _anthropic_body(
     return build_anthropic_body(model.id, messages, tools, options, max_tokens)
 
 
+def check_api_key(provider: ProviderSettings, api_key: str) -> None:
+    """`InvalidInput` if the key cannot travel in an HTTP header (which takes printable ASCII)."""
+    for position, character in enumerate(api_key):
+        if not " " <= character <= "~":
+            raise InvalidInput(
+                f"the API key for {provider.id} has a character an HTTP header cannot carry "
+                f"(position {position + 1}); run 'tokengauge: Set API Key' to enter it again"
+            )
+
+
 def provider_headers(provider: ProviderSettings, api_key: str | None) -> dict[str, str]:
-    """HTTP headers for a provider: its extra headers plus the key where its API wants it."""
+    """HTTP headers for a provider: its extra headers plus the key where its API wants it;
+    `InvalidInput` for a key no header can carry."""
+    if api_key:
+        check_api_key(provider, api_key)
     if provider.dialect == "anthropic":
         return anthropic_headers(api_key or "", provider.headers)
     if (urlsplit(provider.base_url).hostname or "").endswith(".openai.azure.com"):

@@ -19,6 +19,7 @@ import attrs
 import httpx
 
 from tokengauge.settings import ProviderSettings
+from tokengauge.upstream.http import UpstreamError, get_json
 from tokengauge.upstream.urls import join_url, server_root
 
 log = logging.getLogger(__name__)
@@ -68,11 +69,16 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
 
 
 def parse_models_list(payload: Any) -> list[DiscoveredModel]:
-    """`{"data": [...]}` (OpenAI style) or a bare list."""
+    """`{"data": [...]}` (OpenAI style) or a bare list; an id listed twice counts once (the
+    first entry)."""
     entries = payload.get("data") if isinstance(payload, Mapping) else payload
     if not isinstance(entries, list):
         return []
-    return [model for model in map(parse_model_entry, entries) if model is not None]
+    models: dict[str, DiscoveredModel] = {}
+    for model in map(parse_model_entry, entries):
+        if model is not None:
+            models.setdefault(model.id, model)
+    return list(models.values())
 
 
 def ollama_context_length(show: Any) -> int | None:
@@ -111,12 +117,6 @@ def is_ollama(provider: ProviderSettings) -> bool:
     )
 
 
-async def _get_json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
-    response = await client.request(method, url, **kwargs)
-    response.raise_for_status()
-    return response.json()
-
-
 async def _fill_from_ollama(
     client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
 ) -> list[DiscoveredModel]:
@@ -127,14 +127,14 @@ async def _fill_from_ollama(
             return model
         async with gate:
             try:
-                show = await _get_json(
+                show = await get_json(
                     client,
                     "POST",
                     join_url(root, "api/show"),
-                    json={"model": model.id},
+                    body={"model": model.id},
                     headers=headers,
                 )
-            except (httpx.HTTPError, ValueError) as exc:
+            except (httpx.HTTPError, UpstreamError) as exc:
                 log.debug("ollama /api/show %s failed: %s", model.id, exc)
                 return model
         return attrs.evolve(model, context_window=ollama_context_length(show))
@@ -147,9 +147,9 @@ async def _fill_from_litellm(
 ) -> list[DiscoveredModel]:
     try:
         sizes = litellm_sizes(
-            await _get_json(client, "GET", join_url(root, "model/info"), headers=headers)
+            await get_json(client, "GET", join_url(root, "model/info"), headers=headers)
         )
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, UpstreamError):
         return models  # not a LiteLLM proxy
     return [
         attrs.evolve(
@@ -166,13 +166,13 @@ async def _fill_from_litellm(
 async def discover_models(
     client: httpx.AsyncClient, provider: ProviderSettings, headers: Mapping[str, str]
 ) -> list[DiscoveredModel]:
-    """List the provider's models with their sizes; raises `httpx.HTTPError` / `ValueError`."""
+    """List the provider's models with their sizes; raises `httpx.HTTPError` / `UpstreamError`."""
     url = join_url(provider.base_url, "models" if provider.dialect == "openai" else "v1/models")
-    payload = await _get_json(client, "GET", url, headers=headers)
+    payload = await get_json(client, "GET", url, headers=headers)
     if not isinstance(payload, list) and not (
         isinstance(payload, Mapping) and isinstance(payload.get("data"), list)
     ):
-        raise ValueError(f"{url} did not answer with a model list")
+        raise UpstreamError(f"{url} did not answer with a model list")
     models = parse_models_list(payload)
     root = server_root(provider.base_url)
     if any(model.context_window is None for model in models):

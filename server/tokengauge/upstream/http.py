@@ -1,84 +1,173 @@
-"""HTTP to the user's LLM API: one streaming POST, turned into SSE events or a typed error.
+"""HTTP to the user's LLM API: one streaming POST turned into SSE events or a typed error, and
+bounded GETs of JSON (model lists).
 
-httpx carries the request; `httpx-sse` frames the stream. The read timeout is the idle timeout:
-a stream that sends nothing for that long ends with `StreamStalled`. Closing the context (for
-example when the chat task is cancelled) closes the connection at once.
+httpx carries the requests; `httpx-sse` frames the stream. What a broken or hostile API can do is
+bounded here:
+- redirects are followed only within the origin (or from http to https on the same host): the
+  headers carry the key (`Authorization`, `x-api-key`, Azure's `api-key`, a provider's own) and a
+  307/308 sends the conversation again, so another origin gets neither; a loop ends after 5 hops;
+- bodies are decoded by `body` (a gzip bomb costs what the caller keeps) and capped;
+- a stream must make progress: an event with data (comments and `ping`s are keep-alives, not
+  progress) at least every idle timeout, and the whole response within the response timeout,
+  whatever trickles in between.
+Closing the context (for example when the chat task is cancelled) closes the connection at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
+import json
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Final
 
 import attrs
 import httpx
 from httpx_sse import ServerSentEvent, SSEError
 
-from tokengauge.upstream.sse import aiter_events
+from tokengauge import jsontext
+from tokengauge.text_counter import LONE_SURROGATE
+from tokengauge.upstream.body import (
+    ACCEPT_ENCODING,
+    ERROR_BODY_LIMIT,
+    LISTING_LIMIT,
+    read_head,
+    read_whole,
+)
+from tokengauge.upstream.errors import ConnectionFailed as ConnectionFailed
+from tokengauge.upstream.errors import HttpStatusError as HttpStatusError
+from tokengauge.upstream.errors import RedirectRefused as RedirectRefused
+from tokengauge.upstream.errors import StreamStalled as StreamStalled
+from tokengauge.upstream.errors import UpstreamError as UpstreamError
+from tokengauge.upstream.errors import retry_after_seconds as retry_after_seconds
+from tokengauge.upstream.sse import Progress, aiter_events
 
-ERROR_BODY_LIMIT = 64 * 1024
-DRAIN_SECONDS = 0.5
+DRAIN_SECONDS: Final = 0.5
+MAX_REDIRECTS: Final = 5
+DISCOVERY_SECONDS: Final = 60.0
+"""Most time one provider's model listing may take."""
 
 
 @attrs.frozen
 class Timeouts:
-    """Seconds to wait: to connect, and between two chunks of a stream (idle)."""
+    """Seconds to wait: to connect; for a stream's next event with data (idle); for a whole
+    response (a model list takes at most a minute of it)."""
 
     connect: float = 15.0
     idle: float = 120.0
+    response: float = 1800.0
+
+    @property
+    def listing(self) -> float:
+        """Most time a model listing may take."""
+        return min(self.response, DISCOVERY_SECONDS)
 
 
-class UpstreamError(Exception):
-    """Anything that went wrong talking to the API."""
+class UpstreamClient(httpx.AsyncClient):
+    """The shared connection pool for every request to the APIs; it knows its `Timeouts`."""
+
+    def __init__(self, timeouts: Timeouts) -> None:
+        super().__init__(
+            timeout=httpx.Timeout(
+                connect=timeouts.connect, read=timeouts.idle, write=60.0, pool=30.0
+            ),
+            follow_redirects=False,
+            headers={"accept-encoding": ACCEPT_ENCODING},
+        )
+        self.timeouts = timeouts
 
 
-class HttpStatusError(UpstreamError):
-    """The API answered with an error status; `body` is its text (trimmed)."""
-
-    def __init__(self, status: int, body: str, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}")
-        self.status = status
-        self.body = body
-        self.retry_after = retry_after_seconds(headers)
-        should_retry = headers.get("x-should-retry")
-        self.should_retry = None if should_retry is None else should_retry.lower() == "true"
+def make_client(timeouts: Timeouts) -> UpstreamClient:
+    """The shared HTTP client (connection pool) for every chat and listing."""
+    return UpstreamClient(timeouts)
 
 
-class ConnectionFailed(UpstreamError):
-    """The connection could not be made or broke before the response was complete."""
+def timeouts_of(client: httpx.AsyncClient) -> Timeouts:
+    """The client's `Timeouts` (for a plain httpx client: its read timeout as the idle one)."""
+    if isinstance(client, UpstreamClient):
+        return client.timeouts
+    return Timeouts(idle=client.timeout.read or Timeouts.idle)
 
 
-class StreamStalled(UpstreamError):
-    """The stream sent nothing for longer than the idle timeout."""
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Seconds the API asks us to wait: `retry-after-ms`, `retry-after` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            return max(0.0, float(millis) / 1000)
-    value = headers.get("retry-after")
-    if value is None:
-        return None
+def json_body(value: Any) -> bytes:
+    """`value` as the UTF-8 JSON httpx would send, with lone surrogates (which UTF-8 cannot
+    carry, and which VS Code strings may hold) written as `\\uXXXX` escapes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    with contextlib.suppress(TypeError, ValueError):
-        moment = email.utils.parsedate_to_datetime(value)
-        return max(0.0, moment.timestamp() - time.time())
-    return None
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
-def make_client(timeouts: Timeouts) -> httpx.AsyncClient:
-    """The shared HTTP client (connection pool) for every chat."""
-    timeout = httpx.Timeout(connect=timeouts.connect, read=timeouts.idle, write=60.0, pool=30.0)
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=True)
+def _with_json_type(headers: Mapping[str, str]) -> httpx.Headers:
+    """`headers` saying the body is JSON (whatever case they spell `content-type` in)."""
+    merged = httpx.Headers({"content-type": "application/json"})
+    merged.update(headers)
+    return merged
+
+
+def _build(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    headers: Mapping[str, str] | httpx.Headers,
+    content: bytes | None,
+) -> httpx.Request:
+    """The request, or `UpstreamError` when the provider's baseUrl makes no valid URL."""
+    try:
+        request = client.build_request(method, url, headers=headers, content=content)
+    except httpx.InvalidURL as exc:
+        raise UpstreamError(f"{url!r} is not a valid URL ({exc}): check the baseUrl") from None
+    port = request.url.port
+    if port is not None and not 0 < port < 65536:
+        raise UpstreamError(f"{url!r} is not a valid URL (port {port}): check the baseUrl")
+    return request
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def _may_follow(source: httpx.URL, target: httpx.URL) -> bool:
+    """Same origin, or the same host moving from http to https (its default port)."""
+    if _origin(source) == _origin(target):
+        return True
+    upgrade = (source.scheme, target.scheme) == ("http", "https")
+    return upgrade and source.host == target.host and source.port is None and target.port is None
+
+
+async def send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    """Send `request` (streamed), following redirects that stay with the origin; the response
+    must be closed by the caller. `RedirectRefused` for another origin or a loop."""
+    for _ in range(MAX_REDIRECTS + 1):
+        response = await client.send(request, stream=True, follow_redirects=False)
+        target = response.next_request
+        if target is None:
+            return response
+        await response.aclose()
+        if not _may_follow(request.url, target.url):
+            where = f"{target.url.scheme}://{target.url.netloc.decode('ascii', 'replace')}"
+            raise RedirectRefused(
+                f"the API redirected to another address ({where}); tokengauge sends neither your "
+                "key nor the conversation there. If that address is right, make it the "
+                "provider's baseUrl."
+            )
+        request = target
+    raise RedirectRefused(f"the API redirected more than {MAX_REDIRECTS} times")
+
+
+@contextlib.contextmanager
+def _translated() -> Iterator[None]:
+    """httpx's and httpx-sse's exceptions as `UpstreamError`s."""
+    try:
+        yield
+    except httpx.ReadTimeout as exc:
+        raise StreamStalled("the API stopped sending data") from exc
+    except SSEError as exc:
+        raise UpstreamError(f"the API did not answer with an event stream ({exc})") from exc
+    except (httpx.TransportError, httpx.StreamError) as exc:
+        raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 @contextlib.asynccontextmanager
@@ -86,19 +175,54 @@ async def open_sse(
     client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Any
 ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
     """POST `body` and yield the response's SSE events; error statuses raise `HttpStatusError`."""
-    request_headers = {"accept": "text/event-stream", **headers}
+    timeouts = timeouts_of(client)
+    request_headers = httpx.Headers({"accept": "text/event-stream"})
+    request_headers.update(_with_json_type(headers))
+    request = _build(client, "POST", url, request_headers, json_body(body))
+    deadline = time.monotonic() + timeouts.response
+    with _translated():
+        try:
+            response = await asyncio.wait_for(send(client, request), timeouts.response)
+        except asyncio.TimeoutError:
+            raise StreamStalled(f"the API did not answer within {timeouts.response:g} s") from None
     try:
-        async with client.stream("POST", url, headers=request_headers, json=body) as response:
+        with _translated():
             if response.status_code >= 400:
-                text = await _read_limited(response)
-                raise HttpStatusError(response.status_code, text, response.headers)
-            yield aiter_events(response)
-    except httpx.ReadTimeout as exc:
-        raise StreamStalled("the API stopped sending data") from exc
-    except SSEError as exc:
-        raise UpstreamError(f"the API did not answer with an event stream ({exc})") from exc
-    except (httpx.TransportError, httpx.StreamError) as exc:
-        raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
+                text = await read_head(response, ERROR_BODY_LIMIT)
+                raise HttpStatusError(
+                    response.status_code, text.decode("utf-8", errors="replace"), response.headers
+                )
+            yield aiter_events(response, Progress(timeouts.idle, deadline))
+    finally:
+        await response.aclose()
+
+
+async def get_json(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Any = None,
+) -> Any:
+    """One JSON answer (a model list), at most `LISTING_LIMIT` bytes, parsed strictly.
+
+    Raises `httpx.HTTPStatusError` for an error status, `UpstreamError` for what the API did
+    wrong (a redirect elsewhere, a body too large or not JSON), `httpx.HTTPError` otherwise.
+    """
+    content = None if body is None else json_body(body)
+    request_headers = headers if body is None else _with_json_type(headers)
+    request = _build(client, method, url, request_headers, content)
+    response = await send(client, request)
+    try:
+        response.raise_for_status()
+        data = await read_whole(response, LISTING_LIMIT)
+    finally:
+        await response.aclose()
+    try:
+        return jsontext.parse(data)
+    except jsontext.JsonSyntaxError as exc:
+        raise UpstreamError(f"{url} did not answer with JSON: {exc}") from None
 
 
 async def drain(events: AsyncIterator[ServerSentEvent], seconds: float = DRAIN_SECONDS) -> None:
@@ -109,14 +233,7 @@ async def drain(events: AsyncIterator[ServerSentEvent], seconds: float = DRAIN_S
         async for _ in events:
             pass
 
-    with contextlib.suppress(asyncio.TimeoutError, httpx.HTTPError, httpx.StreamError, SSEError):
+    with contextlib.suppress(
+        asyncio.TimeoutError, httpx.HTTPError, httpx.StreamError, SSEError, UpstreamError
+    ):
         await asyncio.wait_for(read_all(), seconds)
-
-
-async def _read_limited(response: httpx.Response) -> str:
-    data = bytearray()
-    async for chunk in response.aiter_bytes():
-        data.extend(chunk)
-        if len(data) >= ERROR_BODY_LIMIT:
-            break
-    return bytes(data[:ERROR_BODY_LIMIT]).decode("utf-8", errors="replace")

@@ -139,7 +139,8 @@ def parse_tool_mode(tool_mode: Any) -> ToolMode:
     """`"auto"`/`"required"` or VS Code's numeric enum (1, 2); None means auto."""
     if tool_mode is None:
         return "auto"
-    if isinstance(tool_mode, bool) or tool_mode not in _TOOL_MODES:
+    valid = isinstance(tool_mode, (str, int)) and not isinstance(tool_mode, bool)
+    if not valid or tool_mode not in _TOOL_MODES:
         raise InvalidInput(
             f'invalid toolMode: expected "auto", "required", 1 or 2, got {tool_mode!r:.40}'
         )
