@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-import math
 import os
 import pickle
 import shutil
@@ -92,16 +91,6 @@ def test_actuals_in_order_with_misses(ledger: Ledger) -> None:
     ledger.put_actuals("claude", {})
 
 
-def test_factor_round_trip(ledger: Ledger) -> None:
-    assert ledger.get_factor("gpt-4o") is None
-    ledger.set_factor("gpt-4o", 1.0625)
-    ledger.set_factor("claude-sonnet", 1)
-    assert ledger.get_factor("gpt-4o") == 1.0625
-    factor = ledger.get_factor("claude-sonnet")
-    assert factor == 1.0
-    assert isinstance(factor, float)
-
-
 def test_limit_round_trip(ledger: Ledger) -> None:
     assert ledger.get_limit("gpt-4o") is None
     ledger.set_limit("gpt-4o", 128_000)
@@ -175,19 +164,6 @@ def test_put_actuals_skips_non_counts(
     assert ledger.persistent is (ledger.directory is not None)
 
 
-@pytest.mark.parametrize(
-    "factor",
-    [
-        pytest.param(math.nan, id="nan"),
-        pytest.param(math.inf, id="inf"),
-        pytest.param(-math.inf, id="-inf"),
-    ],
-)
-def test_non_finite_factor_ignored(ledger: Ledger, factor: float) -> None:
-    ledger.set_factor("m", factor)
-    assert ledger.get_factor("m") is None
-
-
 def test_bad_limit_ignored(ledger: Ledger) -> None:
     ledger.set_limit("m", -5)
     ledger.set_limit("n", 2**64)
@@ -227,7 +203,7 @@ def test_persists_across_instances(tmp_path: Path) -> None:
     assert first.persistent
     assert first.directory == directory
     first.put_actuals("o200k", {"a": 1, "b": 2})
-    first.set_factor("gpt-4o", 0.97)
+    first.set_document("fit/gpt-4o", {"mean": [0.97]})
     first.set_limit("gpt-4o", 128_000)
     first.append_usage({"n": 1})
     first.append_usage({"n": 2})
@@ -237,7 +213,7 @@ def test_persists_across_instances(tmp_path: Path) -> None:
     second = Ledger(directory)
     assert second.persistent
     assert second.get_actuals("o200k", ["a", "b", "c"]) == [1, 2, None]
-    assert second.get_factor("gpt-4o") == 0.97
+    assert second.get_document("fit/gpt-4o") == {"mean": [0.97]}
     assert second.get_limit("gpt-4o") == 128_000
     assert second.recent_usage() == [{"n": 1}, {"n": 2}]
     second.close()
@@ -248,8 +224,8 @@ def test_two_open_instances_share(tmp_path: Path) -> None:
     b = Ledger(tmp_path / "l", history_limit=4)
     a.put_actuals("f", {"x": 7})
     assert b.get_actual("f", "x") == 7
-    b.set_factor("m", 1.25)
-    assert a.get_factor("m") == 1.25
+    b.set_limit("m", 1_250)
+    assert a.get_limit("m") == 1_250
     for i in range(6):
         (a if i % 2 else b).append_usage({"n": i})
     assert a.recent_usage() == b.recent_usage() == [{"n": i} for i in range(2, 6)]
@@ -293,14 +269,14 @@ def test_diskcache_settings(tmp_path: Path) -> None:
 
 def test_a_wal_ledger_of_an_earlier_version_is_converted(tmp_path: Path) -> None:
     old = diskcache.Cache(str(tmp_path / "l"), sqlite_journal_mode="wal")
-    old.set("factor\x1fm", 1.5)
+    old.set("limit\x1fm", 1_500)
     old.close()
     ledger = Ledger(tmp_path / "l")
-    assert ledger.get_factor("m") == 1.5
-    ledger.set_factor("m", 1.25)
+    assert ledger.get_limit("m") == 1_500
+    ledger.set_limit("m", 1_250)
     ledger.close()
     assert not (tmp_path / "l" / "cache.db-shm").exists()
-    assert Ledger(tmp_path / "l").get_factor("m") == 1.25
+    assert Ledger(tmp_path / "l").get_limit("m") == 1_250
 
 
 # A damaged ledger is moved aside and a new one built; an unusable directory means memory.
@@ -359,7 +335,7 @@ def test_a_damaged_ledger_is_moved_aside_and_rebuilt(
 
     ledger = Ledger(directory)
     ledger.put_actuals("f", {"a": 1})
-    ledger.set_factor("m", 1.5)
+    ledger.set_document("m", 1.5)
     ledger.close()
 
     damaged = [p for p in directory.parent.iterdir() if p.name.startswith("ledger.damaged-")]
@@ -369,7 +345,7 @@ def test_a_damaged_ledger_is_moved_aside_and_rebuilt(
         assert (damaged[0] / "cache.db").exists()
     reopened = Ledger(directory)
     assert reopened.persistent
-    assert reopened.get_actual("f", "a") == 1 and reopened.get_factor("m") == 1.5
+    assert reopened.get_actual("f", "a") == 1 and reopened.get_document("m") == 1.5
     reopened.close()
 
 
@@ -424,7 +400,7 @@ def test_unusable_directory_falls_back(
 
 def populate_session(ledger: Ledger) -> None:
     ledger.put_actuals("f", {"a": 1})
-    ledger.set_factor("m", 1.5)
+    ledger.set_document("m", 1.5)
     ledger.set_limit("m", 1000)
     ledger.append_usage({"n": 1})
 
@@ -432,7 +408,7 @@ def populate_session(ledger: Ledger) -> None:
 def check_session_kept(ledger: Ledger) -> None:
     """What this session wrote is still there, and new writes are taken."""
     assert ledger.get_actual("f", "a") == 1
-    assert ledger.get_factor("m") in (1.5, 2.0)
+    assert ledger.get_document("m") in (1.5, 2.0)
     assert ledger.get_limit("m") in (1000, 99)
     assert ledger.recent_usage()[0] == {"n": 1}
     ledger.put_actuals("f", {"z": 26})
@@ -486,7 +462,7 @@ def test_damage_while_open_is_rebuilt_from_memory(
     # SQLite keeps serving the connection it has (its pages, its unlinked inode): the damage
     # shows on the next write, or on a fresh connection (diskcache opens one per thread).
     in_new_thread(lambda: ledger.get_actuals("f", ["a"]))
-    ledger.set_factor("m", 2.0)
+    ledger.set_document("m", 2.0)
 
     assert ledger.persistent
     [warning] = ledger_warnings(caplog_ledger)
@@ -494,7 +470,7 @@ def test_damage_while_open_is_rebuilt_from_memory(
     check_session_kept(ledger)
     ledger.close()
     after = Ledger(directory)  # the next start finds it all
-    assert after.get_factor("m") == 2.0 and after.get_limit("learned-earlier") == 4096
+    assert after.get_document("m") == 2.0 and after.get_limit("learned-earlier") == 4096
     assert after.get_actuals("f", ["a", "z"]) == [1, 26]
     assert after.recent_usage()[0] == {"n": 1}
     after.close()
@@ -522,8 +498,8 @@ OPERATIONS: list[Any] = [
     pytest.param(lambda ledger: ledger.get_actual("f", "a"), id="get_actual"),
     pytest.param(lambda ledger: ledger.get_actuals("f", ["a", "b"]), id="get_actuals"),
     pytest.param(lambda ledger: ledger.put_actuals("f", {"c": 3}), id="put_actuals"),
-    pytest.param(lambda ledger: ledger.get_factor("m"), id="get_factor"),
-    pytest.param(lambda ledger: ledger.set_factor("m", 2.0), id="set_factor"),
+    pytest.param(lambda ledger: ledger.get_document("m"), id="get_document"),
+    pytest.param(lambda ledger: ledger.set_document("m", 2.0), id="set_document"),
     pytest.param(lambda ledger: ledger.get_limit("m"), id="get_limit"),
     pytest.param(lambda ledger: ledger.set_limit("m", 99), id="set_limit"),
     pytest.param(lambda ledger: ledger.append_usage({"n": 2}), id="append_usage"),
@@ -629,9 +605,9 @@ def test_a_lock_held_by_another_process_is_waited_out(
     holder = sqlite3.connect(directory / "cache.db", timeout=0, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # what another process's long write looks like
     try:
-        ledger.set_factor("m", 2.0)  # waits its second, then keeps it in memory
+        ledger.set_document("m", 2.0)  # waits its second, then keeps it in memory
         ledger.put_actuals("f", {"b": 2})
-        assert ledger.get_factor("m") == 2.0 and ledger.get_actual("f", "a") == 1
+        assert ledger.get_document("m") == 2.0 and ledger.get_actual("f", "a") == 1
         assert ledger.persistent
     finally:
         holder.execute("COMMIT")
@@ -642,7 +618,7 @@ def test_a_lock_held_by_another_process_is_waited_out(
     assert "locked" in warning.getMessage() and str(directory) in warning.getMessage()
     ledger.close()
     reopened = Ledger(directory)
-    assert reopened.get_factor("m") == 2.0 and reopened.get_actual("f", "b") == 2
+    assert reopened.get_document("m") == 2.0 and reopened.get_actual("f", "b") == 2
     assert reopened.get_limit("m") == 99
     reopened.close()
 
@@ -686,8 +662,8 @@ def test_a_read_only_ledger_is_read(
         first.close()
     with read_only(directory):
         ledger = Ledger(directory) if when == "at-start" else first
-        ledger.set_factor("m", 2.0)
-        assert ledger.get_factor("m") == 2.0
+        ledger.set_document("m", 2.0)
+        assert ledger.get_document("m") == 2.0
         assert not ledger.persistent
         check_session_kept(ledger)
         assert ledger.get_document("discovery/p") == [{"id": "x"}]
@@ -695,7 +671,7 @@ def test_a_read_only_ledger_is_read(
         ledger.close()
     [warning] = ledger_warnings(caplog_ledger)
     assert str(directory) in warning.getMessage()
-    assert Ledger(directory).get_factor("m") == 1.5  # nothing was written
+    assert Ledger(directory).get_document("m") == 1.5  # nothing was written
 
 
 # A crash in the middle of a write: what was acknowledged is there, the rest is not half there.
@@ -743,11 +719,11 @@ def test_a_half_written_wal_of_an_earlier_version_is_survived(tmp_path: Path) ->
     """A WAL-mode ledger (before this version) left with its log cut in the middle of a frame."""
     directory = tmp_path / "l"
     old = diskcache.Cache(str(directory), sqlite_journal_mode="wal")
-    old.set("factor\x1fkept", 1.5)
+    old.set("limit\x1fkept", 1_500)
     holder = sqlite3.connect(directory / "cache.db")  # keeps the log from being checkpointed
     holder.execute("PRAGMA wal_autocheckpoint = 0")
     for i in range(200):
-        old.set(f"factor\x1fm{i}", float(i))
+        old.set(f"limit\x1fm{i}", 1_000 + i)
     wal = directory / "cache.db-wal"
     snapshot = {path.name: path.read_bytes() for path in directory.iterdir() if path.is_file()}
     old.close()
@@ -757,7 +733,7 @@ def test_a_half_written_wal_of_an_earlier_version_is_survived(tmp_path: Path) ->
     wal.write_bytes(snapshot["cache.db-wal"][: len(snapshot["cache.db-wal"]) // 2 + 7])
     ledger = Ledger(directory)
     assert ledger.persistent
-    assert ledger.get_factor("kept") == 1.5
-    ledger.set_factor("new", 2.0)
+    assert ledger.get_limit("kept") == 1_500
+    ledger.set_limit("new", 2_000)
     ledger.close()
-    assert Ledger(directory).get_factor("new") == 2.0
+    assert Ledger(directory).get_limit("new") == 2_000

@@ -1,6 +1,6 @@
 """The persistent ledger: what the LLM APIs really counted, and what tokengauge learned from it.
 
-The ledger keeps the token counts the APIs report per message digest, a correction factor and a
+The ledger keeps the token counts the APIs report per message digest, calibration's documents and a
 learned context limit per model, JSON documents (discovered models, the most asked strings) and a
 bounded history of recent usage records. It lives in a `diskcache.Cache` (`ledger_disk`), shared
 by every tokengauge process using the same directory, with bounded in-memory stores in front:
@@ -19,7 +19,7 @@ The disk must never take the server down, nor lose what it holds for a passing r
 - anything else (disk full, I/O errors): memory for the rest of the session, with a warning.
 Each kind of trouble is logged once, naming the directory and the reason.
 
-Keys are strings (``actual␟family␟digest``, ``factor␟model``, ``limit␟model``, ``document␟name``,
+Keys are strings (``actual␟family␟digest``, ``limit␟model``, ``document␟name``,
 ``usage``, joined by U+001F; diskcache would pickle tuples). Values are ints, floats and JSON
 text; nothing is pickled, and the ledger never receives secrets.
 """
@@ -29,7 +29,6 @@ from __future__ import annotations
 import collections
 import json
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -53,7 +52,7 @@ log = logging.getLogger(__name__)
 MEMORY_ACTUALS_LIMIT: Final = 250_000
 """Entries of the in-memory actuals store (LRU)."""
 MEMORY_OTHER_LIMIT: Final = 16_384
-"""Entries of the in-memory store of factors, limits and documents (LRU)."""
+"""Entries of the in-memory store of limits and documents (LRU)."""
 BUSY_PAUSE: Final = 5.0
 """Seconds the disk is left alone after another process held its lock too long."""
 MAX_REBUILDS: Final = 3
@@ -74,7 +73,7 @@ def _key(kind: str, *parts: str) -> str:
 
 
 class Ledger:
-    """API actuals by message digest, factors and learned limits per model, recent usage."""
+    """API actuals by message digest, learned limits and documents per model, recent usage."""
 
     def __init__(
         self,
@@ -154,18 +153,6 @@ class Ledger:
             self._actuals.update(items)
             self._mark_dirty(items)
         self._flush()
-
-    def get_factor(self, model_id: str) -> float | None:
-        """The correction factor learned for `model_id`, if any."""
-        value = self._get_other(_key("factor", model_id))
-        return float(value) if _is_factor(value) else None
-
-    def set_factor(self, model_id: str, factor: float) -> None:
-        """Record the correction factor for `model_id`; a factor that is not finite is ignored."""
-        if not _is_factor(factor):
-            log.debug("ledger: ignored factor %r for %s", factor, model_id)
-            return
-        self._set_other(_key("factor", model_id), float(factor))
 
     def get_limit(self, model_id: str) -> int | None:
         """The context limit learned for `model_id`, if any."""
@@ -381,11 +368,6 @@ _WHAT: Final = {Failure.DAMAGED: "damaged", Failure.GONE: "deleted or replaced"}
 def _is_count(value: object) -> TypeGuard[int]:
     """A non-negative int that SQLite can store as an INTEGER (bool is not a count)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_SQLITE_INT
-
-
-def _is_factor(value: object) -> TypeGuard[float]:
-    """A finite int or float (SQLite would store NaN as NULL)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _split_lines(stored: object) -> list[str]:
