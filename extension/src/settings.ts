@@ -33,6 +33,7 @@ export interface ISettings {
     statusBarEnabled: boolean;
     logLevel: LogLevel;
     idleTimeout: number;
+    responseTimeout: number;
     toolResultMaxTokens: number;
 }
 
@@ -46,6 +47,7 @@ export function readSettings(): ISettings {
         statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
         logLevel: config.get<LogLevel>('logLevel', 'info'),
         idleTimeout: config.get<number>('idleTimeout', 120),
+        responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
     };
 }
@@ -58,6 +60,7 @@ export function initializationOptions(settings: ISettings, storageDir: string): 
         models: settings.models,
         logLevel: settings.logLevel,
         idleTimeout: settings.idleTimeout,
+        responseTimeout: settings.responseTimeout,
         toolResultMaxTokens: settings.toolResultMaxTokens,
     };
 }
