@@ -2,8 +2,8 @@
 
 import * as vscode from 'vscode';
 
-import { Commands, Methods } from './constants';
-import { ApiKeys } from './secrets';
+import { ApiKeys } from './apiKeys';
+import { Commands, Methods } from './protocol';
 import { ServerConnection } from './server';
 import { ISettings } from './settings';
 

@@ -3,13 +3,13 @@
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 
+import { CountRecording } from './api';
+import { ApiKeys } from './apiKeys';
 import { registerCommands } from './commands';
-import { Methods, Notifications, VENDOR } from './constants';
 import { CountInput, CountMemo, CountResult } from './countMemo';
-import { CountRecording } from './countRecorder';
+import { Methods, Notifications, VENDOR } from './protocol';
 import { TokenGaugeProvider } from './provider';
 import { PythonNotFoundError } from './python';
-import { ApiKeys } from './secrets';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { ServerStatus, StatusBar } from './statusBar';

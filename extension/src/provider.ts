@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 
-import { Methods } from './constants';
+import { CountRecorder } from './api';
+import { ApiKeys } from './apiKeys';
 import { Part, toCountInput, toMessage, toTool } from './convert';
 import { CountMemo, Scales } from './countMemo';
-import { CountRecorder } from './countRecorder';
-import { ApiKeys } from './secrets';
+import { Methods } from './protocol';
 import { ServerConnection } from './server';
 import { toolSchemaStrings } from './toolStrings';
 

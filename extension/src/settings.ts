@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 
-import { CONFIG_SECTION } from './constants';
+import { CONFIG_SECTION } from './protocol';
 
 export type Dialect = 'openai' | 'anthropic';
 export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 
-import { Commands } from './constants';
+import { Commands } from './protocol';
 
 export interface ServerStatus {
     text: string;

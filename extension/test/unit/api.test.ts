@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { CountRecorder } from '../../src/countRecorder';
+import { CountRecorder } from '../../src/api';
 
 const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
 const empty = { inputs: [], answers: [], chats: [], dropped: 0 };
