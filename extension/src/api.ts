@@ -1,12 +1,79 @@
 /**
- * Diagnostics: a bounded record of what `provideTokenCount` was asked to count, as DESIGN §3 JSON
- * (strings, and messages already converted), the answer each call got, and where in that sequence
- * each chat request was sent. Off by default and free when off (one check per call); the Copilot
- * host suite records agent turns with it (to decompose what Copilot's budget added up from our
- * answers) and the counting benchmark (bench/count_compare.sh) replays the inputs.
+ * What the extension offers other extensions and its own tests (what `activate` returns), and its
+ * diagnostics. Among them a bounded record of what `provideTokenCount` was asked to count, as
+ * DESIGN §3 JSON (strings, and messages already converted), the answer each call got, and where in
+ * that sequence each chat request was sent. Off by default and free when off (one check per call);
+ * the Copilot host suite records agent turns with it (to decompose what Copilot's budget added up
+ * from our answers) and the counting benchmark (bench/count_compare.sh) replays the inputs.
  */
 
-import { CountInput } from './countMemo';
+// Types only: the recorder's unit test loads this module without VS Code.
+import type * as vscode from 'vscode';
+
+import type { CountMemo, CountRequest } from './countMemo';
+import { CountInput, CountResult, Methods } from './protocol';
+import type { TokenGaugeProvider } from './provider';
+import type { ServerConnection } from './server';
+import type { StatusBar } from './statusBar';
+
+/** What the extension offers other extensions (and its own tests). */
+export interface TokenGaugeApi {
+    /** The status-bar text now, if a response has reported usage. */
+    statusText(): string | undefined;
+    /** The server's usage report (`tokenGauge/usage`). */
+    usage(): Promise<Record<string, unknown>>;
+    /** How many `provideTokenCount` calls VS Code made since activation. */
+    tokenCountCalls(): number;
+    /** For tests and the counting benchmark (bench/count_compare.sh); nothing here runs unless called. */
+    diagnostics: TokenGaugeDiagnostics;
+}
+
+export interface TokenGaugeDiagnostics {
+    /** The provider registered with VS Code (the benchmark calls its `provideTokenCount` directly). */
+    readonly provider: vscode.LanguageModelChatProvider;
+    /** Keep the inputs of the next `provideTokenCount` calls (DESIGN §3 JSON), at most `maxCalls`. */
+    startCountRecording(maxCalls?: number): void;
+    /** Stop recording and hand over the inputs kept. */
+    stopCountRecording(): CountRecording;
+    /** Entries in the extension's count memo. */
+    memoEntries(): number;
+    /** Empty the count memo (a new session's memo, before the server's warmCounts refill it). */
+    clearCountMemo(): void;
+    /** Ask the server for counts directly, past the memo (the benchmark's first answer of a new server). */
+    countUncached(modelId: string, inputs: string[]): Promise<CountResult>;
+    /** The strings the memo counts ahead with a model's first miss: every key and string of `vscode.lm.tools`' schemas. */
+    companionStrings(): readonly string[];
+}
+
+/** The parts of the running extension the API reads. */
+export interface ApiSources {
+    server: ServerConnection;
+    statusBar: StatusBar;
+    provider: TokenGaugeProvider;
+    recorder: CountRecorder;
+    memo: CountMemo;
+    countUncached: CountRequest;
+    companionStrings: () => readonly string[];
+}
+
+/** The API over the running extension's parts. */
+export function createApi(sources: ApiSources): TokenGaugeApi {
+    const { server, statusBar, provider, recorder, memo } = sources;
+    return {
+        statusText: () => statusBar.text,
+        usage: () => server.request(Methods.usage, {}),
+        tokenCountCalls: () => provider.tokenCountCalls,
+        diagnostics: {
+            provider,
+            startCountRecording: (maxCalls) => recorder.start(maxCalls),
+            stopCountRecording: () => recorder.stop(),
+            memoEntries: () => memo.size,
+            clearCountMemo: () => memo.clear(),
+            companionStrings: sources.companionStrings,
+            countUncached: sources.countUncached,
+        },
+    };
+}
 
 /** A chat request as the server got it: sent after `afterCalls` recorded count calls. */
 export interface RecordedChat {
@@ -23,6 +90,7 @@ export interface CountRecording {
     dropped: number;
 }
 
+/** The provider's `CountObserver` for the diagnostics: records nothing until started. */
 export class CountRecorder {
     private current: CountRecording | undefined;
     private limit = 0;

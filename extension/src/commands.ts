@@ -3,9 +3,17 @@
 import * as vscode from 'vscode';
 
 import { ApiKeys } from './apiKeys';
-import { Commands, Methods } from './protocol';
+import { Methods } from './protocol';
 import { ServerConnection } from './server';
 import { ISettings } from './settings';
+
+/** The command ids (package.json `contributes.commands`). */
+export const Commands = {
+    setApiKey: 'tokenGauge.setApiKey',
+    showUsage: 'tokenGauge.showUsage',
+    restartServer: 'tokenGauge.restartServer',
+    showLogs: 'tokenGauge.showLogs',
+} as const;
 
 export interface CommandDeps {
     keys: ApiKeys;
@@ -43,7 +51,7 @@ async function setApiKey(deps: CommandDeps, providerId?: unknown, key?: unknown)
 }
 
 async function showUsage(deps: CommandDeps): Promise<void> {
-    const usage = await deps.server.request<object>(Methods.usage, {});
+    const usage = await deps.server.request(Methods.usage, {});
     const document = await vscode.workspace.openTextDocument({
         language: 'json',
         content: JSON.stringify(usage, null, 2),

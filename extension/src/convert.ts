@@ -4,27 +4,7 @@
  * instances, so everything here goes by shape, never by `instanceof`.
  */
 
-export type Role = 'system' | 'user' | 'assistant';
-
-export type Part =
-    | { type: 'text'; value: string }
-    | { type: 'thinking'; value: string }
-    | { type: 'toolCall'; callId: string; name: string; input: unknown }
-    | { type: 'toolResult'; callId: string; content: Part[] }
-    | { type: 'data'; mimeType: string; data: string }
-    | { type: 'unknown'; json: unknown };
-
-export interface Message {
-    role: Role;
-    name?: string;
-    content: Part[];
-}
-
-export interface Tool {
-    name: string;
-    description: string;
-    inputSchema: unknown;
-}
+import { Message, Part, Role, Tool } from './protocol';
 
 /** VS Code's `LanguageModelChatMessageRole`: 1 user, 2 assistant, 3 system. */
 const ROLES: Record<number | string, Role> = {

@@ -14,22 +14,7 @@
  * the new ones.
  */
 
-export type CountInput = string | object;
-
-/** The multipliers of raw string counts (`tokenGauge/countTokens`, `tokenGauge/calibration`). */
-export interface Scales {
-    text: number;
-    cjk: number;
-    tools: number;
-}
-
-export interface CountResult {
-    tokens: number[];
-    raw: number[];
-    cjk: number[];
-    epoch: number;
-    scales: Scales;
-}
+import { CountInput, CountResult, Scales } from './protocol';
 
 export type CountRequest = (modelId: string, inputs: CountInput[]) => Promise<CountResult>;
 

@@ -1,8 +1,9 @@
-/** Names shared with the server (DESIGN §3): defined once on this side. */
+/**
+ * The LSP contract with the server (DESIGN §3), this side's one copy: every custom method's name,
+ * its params and its result, and the payload of every notification. camelCase JSON on the wire.
+ */
 
-export const VENDOR = 'tokengauge';
-export const CONFIG_SECTION = 'tokenGauge';
-
+/** Requests, extension → server. */
 export const Methods = {
     models: 'tokenGauge/models',
     countTokens: 'tokenGauge/countTokens',
@@ -12,6 +13,7 @@ export const Methods = {
     warmCounts: 'tokenGauge/warmCounts',
 } as const;
 
+/** Notifications, server → extension. */
 export const Notifications = {
     chatPart: 'tokenGauge/chatPart',
     status: 'tokenGauge/status',
@@ -19,9 +21,130 @@ export const Notifications = {
     calibration: 'tokenGauge/calibration',
 } as const;
 
-export const Commands = {
-    setApiKey: 'tokenGauge.setApiKey',
-    showUsage: 'tokenGauge.showUsage',
-    restartServer: 'tokenGauge.restartServer',
-    showLogs: 'tokenGauge.showLogs',
-} as const;
+export type Role = 'system' | 'user' | 'assistant';
+
+/** A part of a message; a response streams `text`, `thinking` and `toolCall` parts (`StreamPart`). */
+export type Part =
+    | { type: 'text'; value: string }
+    | { type: 'thinking'; value: string }
+    | { type: 'toolCall'; callId: string; name: string; input: unknown }
+    | { type: 'toolResult'; callId: string; content: Part[] }
+    | { type: 'data'; mimeType: string; data: string }
+    | { type: 'unknown'; json: unknown };
+
+export interface Message {
+    role: Role;
+    name?: string;
+    content: Part[];
+}
+
+export interface Tool {
+    name: string;
+    description: string;
+    inputSchema: unknown;
+}
+
+/** What `tokenGauge/countTokens` counts: a string, or a `Message` (opaque on this side: the memo only digests it). */
+export type CountInput = string | object;
+
+/** The multipliers of raw string counts (`tokenGauge/countTokens`, `tokenGauge/calibration`). */
+export interface Scales {
+    text: number;
+    cjk: number;
+    tools: number;
+}
+
+/** `tokenGauge/countTokens`' result: per input its count, its raw count and the CJK part of that. */
+export interface CountResult {
+    tokens: number[];
+    raw: number[];
+    cjk: number[];
+    epoch: number;
+    scales: Scales;
+}
+
+/** One model of `tokenGauge/models`. */
+export interface ModelInfo {
+    id: string;
+    name: string;
+    family: string;
+    version: string;
+    providerId: string;
+    maxInputTokens: number;
+    maxOutputTokens: number;
+    capabilities: { toolCalling: boolean; imageInput: boolean };
+    tooltip: string;
+    detail: string;
+    isByok: boolean;
+}
+
+/** A model's scales, and with `tokenGauge/calibration` the epoch they belong to. */
+export interface ModelScales {
+    modelId: string;
+    scales: Scales;
+    epoch?: number | null;
+}
+
+/** `tokenGauge/warmCounts`: the raw counts of the strings the server remembers, by SHA-256. */
+export interface WarmCounts {
+    entries: { modelId: string; sha256: string; raw: number; tokens: number }[];
+    epoch: number;
+    scales: ModelScales[];
+}
+
+/** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not. */
+export interface DiscoveryReport {
+    providers: { providerId: string; models: number | null; error: string | null }[];
+}
+
+/** `tokenGauge/chat`: one request; the response comes in `tokenGauge/chatPart` notifications. */
+export interface ChatParams {
+    requestId: string;
+    modelId: string;
+    messages: Message[];
+    tools: Tool[];
+    toolMode: number | undefined;
+    modelOptions: Record<string, unknown>;
+    credentials: { apiKey: string | null };
+}
+
+/** `tokenGauge/usage`: the latest breakdown, learned ratios and limits, recent history. */
+export type UsageReport = Record<string, unknown>;
+
+/** Each request's params and result. */
+export interface Requests {
+    [Methods.models]: { params: Record<string, never>; result: ModelInfo[] };
+    [Methods.countTokens]: { params: { modelId: string; inputs: CountInput[] }; result: CountResult };
+    // `{usage, finishReason}`: the extension reads nothing of it (the parts carry the response).
+    [Methods.chat]: { params: ChatParams; result: unknown };
+    [Methods.usage]: { params: Record<string, never>; result: UsageReport };
+    [Methods.discoverModels]: {
+        params: { credentials: Record<string, { apiKey: string }> };
+        result: DiscoveryReport;
+    };
+    [Methods.warmCounts]: { params: { modelIds: string[] }; result: WarmCounts };
+}
+
+/** A streamed part of `tokenGauge/chatPart`; the last one is `usage`, OpenAI-style usage JSON in `data`. */
+export type StreamPart = Part | { type: 'usage'; data: unknown };
+
+/** `tokenGauge/chatPart`: one part of the response to the chat request `requestId`. */
+export interface ChatPartParams {
+    requestId: string;
+    part: StreamPart;
+}
+
+/** `tokenGauge/status`: the status bar's text, shown as it is. */
+export interface ServerStatus {
+    text: string;
+    tooltip: string;
+    severity: 'info' | 'warning' | 'error';
+}
+
+/** Each notification's params. */
+export interface NotificationParams {
+    [Notifications.chatPart]: ChatPartParams;
+    [Notifications.status]: ServerStatus;
+    [Notifications.modelsChanged]: Record<string, never>;
+    [Notifications.calibration]: ModelScales;
+}

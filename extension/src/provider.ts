@@ -6,47 +6,31 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 
-import { CountRecorder } from './api';
 import { ApiKeys } from './apiKeys';
-import { Part, toCountInput, toMessage, toTool } from './convert';
-import { CountMemo, Scales } from './countMemo';
-import { Methods } from './protocol';
+import { toCountInput, toMessage, toTool } from './convert';
+import { CountMemo } from './countMemo';
+import {
+    ChatPartParams,
+    CountInput,
+    DiscoveryReport,
+    Message,
+    Methods,
+    ModelScales,
+    StreamPart,
+    Tool,
+} from './protocol';
 import { ServerConnection } from './server';
 import { toolSchemaStrings } from './toolStrings';
 
-interface ModelInfo {
-    id: string;
-    name: string;
-    family: string;
-    version: string;
-    providerId: string;
-    maxInputTokens: number;
-    maxOutputTokens: number;
-    capabilities: { toolCalling: boolean; imageInput: boolean };
-    tooltip: string;
-    detail: string;
-    isByok: boolean;
+/** The vendor the provider registers as (package.json `languageModelChatProviders`). */
+export const VENDOR = 'tokengauge';
+
+/** What the diagnostics' recorder (api.ts) is told: each count call and its answer, each chat request. */
+export interface CountObserver {
+    note(input: CountInput): (tokens: number) => void;
+    chat(messages: Message[], tools: Tool[]): void;
 }
 
-/** A model's scales, and with `tokenGauge/calibration` the epoch they belong to. */
-export interface ModelScales {
-    modelId: string;
-    scales: Scales;
-    epoch?: number | null;
-}
-
-interface WarmCounts {
-    entries: { modelId: string; sha256: string; raw: number; tokens: number }[];
-    epoch: number;
-    scales: ModelScales[];
-}
-
-/** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not. */
-export interface DiscoveryReport {
-    providers: { providerId: string; models: number | null; error: string | null }[];
-}
-
-type StreamPart = Part | { type: 'usage'; data: unknown };
 type PartListener = (part: StreamPart) => void;
 
 export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
@@ -56,13 +40,12 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private providers = new Map<string, string>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
-    /** Diagnostics, off by default: the inputs of `provideTokenCount` (bench/count_compare.sh replays them). */
-    readonly recorder = new CountRecorder();
 
     constructor(
         private readonly server: ServerConnection,
         private readonly keys: ApiKeys,
         private readonly memo: CountMemo,
+        private readonly observer: CountObserver,
     ) {}
 
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
@@ -72,8 +55,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
 
     /** Fill the count memo with the strings the server remembers (Copilot's tool schemas). */
     async prewarm(): Promise<number> {
-        const models = await this.server.request<ModelInfo[]>(Methods.models, {});
-        const warm = await this.server.request<WarmCounts>(Methods.warmCounts, {
+        const models = await this.server.request(Methods.models, {});
+        const warm = await this.server.request(Methods.warmCounts, {
             modelIds: models.map((m) => m.id),
         });
         for (const { modelId, scales } of warm.scales) {
@@ -84,8 +67,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     }
 
     /** `tokenGauge/calibration`: a model's scales changed; counts follow at once. */
-    onCalibration(params: unknown): void {
-        const { modelId, scales, epoch } = params as ModelScales;
+    onCalibration({ modelId, scales, epoch }: ModelScales): void {
         if (typeof epoch === 'number') {
             this.memo.calibrate(modelId, scales, epoch);
         }
@@ -97,12 +79,11 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
      */
     async discover(providerIds: string[]): Promise<DiscoveryReport> {
         const credentials = await this.keys.all(providerIds);
-        return this.server.request<DiscoveryReport>(Methods.discoverModels, { credentials });
+        return this.server.request(Methods.discoverModels, { credentials });
     }
 
     /** Route one `tokenGauge/chatPart` notification to its request. */
-    onChatPart(params: unknown): void {
-        const { requestId, part } = params as { requestId: string; part: StreamPart };
+    onChatPart({ requestId, part }: ChatPartParams): void {
         this.listeners.get(requestId)?.(part);
     }
 
@@ -110,7 +91,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         _options: vscode.PrepareLanguageModelChatModelOptions,
         token: vscode.CancellationToken,
     ): Promise<vscode.LanguageModelChatInformation[]> {
-        const models = await this.server.request<ModelInfo[]>(Methods.models, {}, token);
+        const models = await this.server.request(Methods.models, {}, token);
         this.providers = new Map(models.map((m) => [m.id, m.providerId]));
         return models.map((m) => ({
             id: m.id,
@@ -140,7 +121,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         this.listeners.set(requestId, (part) => report(progress, part));
         const converted = messages.map(toMessage);
         const tools = (options.tools ?? []).map(toTool);
-        this.recorder.chat(converted, tools);
+        this.observer.chat(converted, tools);
         // Copilot counts the strings of exactly these tools (its names for them, too).
         this.memo.addToolStrings(toolSchemaStrings(options.tools ?? []));
         try {
@@ -168,7 +149,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     ): Promise<number> {
         this.tokenCountCalls++;
         const input = toCountInput(text);
-        const answered = this.recorder.note(input);
+        const answered = this.observer.note(input);
         const count = this.memo.count(model.id, input);
         void count.then(answered, () => undefined);
         return count;

@@ -1,7 +1,8 @@
 /**
  * Starting and supervising the Python server: find Python, launch `python -m tokengauge` with the
  * bundled libraries on PYTHONPATH, pass settings as initializationOptions, and restart it (a
- * bounded number of times) when it dies. Everything else talks to it through `ServerConnection`.
+ * bounded number of times) when it dies; when it cannot start, say why. Everything else talks to
+ * it through `ServerConnection`, in the types of `protocol.ts`.
  */
 
 import * as fs from 'node:fs';
@@ -15,7 +16,8 @@ import {
     State,
 } from 'vscode-languageclient/node';
 
-import { findPython } from './python';
+import { NotificationParams, Requests } from './protocol';
+import { findPython, PythonNotFoundError } from './python';
 import { initializationOptions, ISettings } from './settings';
 
 const MAX_RESTARTS = 5;
@@ -46,7 +48,7 @@ export function bundledPythonPath(extensionPath: string, version: [number, numbe
     return [perVersion, common].filter((dir) => fs.existsSync(dir));
 }
 
-export type NotificationHandler = (params: unknown) => void;
+type NotificationHandler = (params: unknown) => void;
 
 export class ServerConnection implements vscode.Disposable {
     private client: LanguageClient | undefined;
@@ -61,9 +63,13 @@ export class ServerConnection implements vscode.Disposable {
     ) {}
 
     /** Register a handler for a server notification (kept across restarts). */
-    onNotification(method: string, handler: NotificationHandler): void {
-        this.handlers.set(method, handler);
-        this.client?.onNotification(method, handler);
+    onNotification<M extends keyof NotificationParams>(
+        method: M,
+        handler: (params: NotificationParams[M]) => void,
+    ): void {
+        const untyped = handler as NotificationHandler;
+        this.handlers.set(method, untyped);
+        this.client?.onNotification(method, untyped);
     }
 
     /** Start (or restart) the server with these settings. */
@@ -102,8 +108,31 @@ export class ServerConnection implements vscode.Disposable {
         await client.start();
     }
 
+    /**
+     * Start, or show why it could not: the error is logged and shown with the one action that
+     * helps (set the Python path, or show the logs).
+     */
+    async startOrExplain(settings: ISettings): Promise<void> {
+        try {
+            await this.start(settings);
+        } catch (error) {
+            this.log.error(String(error));
+            const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';
+            const choice = await vscode.window.showErrorMessage(`tokengauge: ${String(error)}`, action);
+            if (choice === 'Set Python Path') {
+                await vscode.commands.executeCommand('workbench.action.openSettings', 'tokenGauge.pythonPath');
+            } else if (choice === 'Show Logs') {
+                this.log.show();
+            }
+        }
+    }
+
     /** Send a request (waiting for a restarting server); rejects readably if there is none. */
-    async request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
+    async request<M extends keyof Requests>(
+        method: M,
+        params: Requests[M]['params'],
+        token?: CancellationToken,
+    ): Promise<Requests[M]['result']> {
         const client = this.client;
         if (client?.state === State.Starting) {
             await whenRunning(client, STARTING_WAIT_MS);
@@ -112,8 +141,8 @@ export class ServerConnection implements vscode.Disposable {
             throw new Error('The tokengauge server is not running; see "tokengauge: Show Logs".');
         }
         return token
-            ? client.sendRequest<R>(method, params, token)
-            : client.sendRequest<R>(method, params);
+            ? client.sendRequest<Requests[M]['result']>(method, params, token)
+            : client.sendRequest<Requests[M]['result']>(method, params);
     }
 
     async stop(): Promise<void> {

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 
-import { CONFIG_SECTION } from './protocol';
+const CONFIG_SECTION = 'tokenGauge';
 
 export type Dialect = 'openai' | 'anthropic';
 export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';

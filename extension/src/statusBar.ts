@@ -2,13 +2,8 @@
 
 import * as vscode from 'vscode';
 
-import { Commands } from './protocol';
-
-export interface ServerStatus {
-    text: string;
-    tooltip: string;
-    severity: 'info' | 'warning' | 'error';
-}
+import { Commands } from './commands';
+import { ServerStatus } from './protocol';
 
 const BACKGROUND: Record<ServerStatus['severity'], vscode.ThemeColor | undefined> = {
     info: undefined,

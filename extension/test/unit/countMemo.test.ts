@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 
-import { CountInput, CountMemo, CountResult, Scales, scaled } from '../../src/countMemo';
+import { CountMemo, scaled } from '../../src/countMemo';
+import { CountInput, CountResult, Scales } from '../../src/protocol';
 
 const sha = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
