@@ -46,12 +46,12 @@ from benchlib import (
     run_bench,
     us,
 )
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.text import TextCounter
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import CountInput
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.text_counter import TextCounter
-from tokengauge.wire import CountInput
 from workload import Workload, build_workload
 
 MODELS: Final = ("gpt-4o", "claude-sonnet-4-5")

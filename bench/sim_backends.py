@@ -32,17 +32,25 @@ from benchlib import LspServer
 from sim_records import Outcome
 from sim_render import CopilotTokenizer
 from sim_upstream import TrueTokenizer, Upstream
-from tokengauge import budget
-from tokengauge.counting import walk_strings
+from tokengauge.calibration import budget
+from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
-from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.messages import (
+    DataPart,
+    Message,
+    Part,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+)
+from tokengauge.messages import unstructure as to_json
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
 from tokengauge.upstream.dialects import dialect_for, provider_headers
 from tokengauge.upstream.events import UsageReport
 from tokengauge.upstream.http import HttpStatusError, UpstreamError, drain, open_sse
 from tokengauge.upstream.options import ChatOptions
-from tokengauge.wire import DataPart, Message, Part, TextPart, Tool, ToolCallPart, ToolResultPart
-from tokengauge.wire import unstructure as to_json
 
 CHARS_PER_TOKEN: Final = 4
 _EPSILON: Final = 1e-9

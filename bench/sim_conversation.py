@@ -28,7 +28,15 @@ import zlib
 from typing import Any, Final
 
 from sim_scenario import RoundPlan, TurnPlan
-from tokengauge.wire import DataPart, Message, Part, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.messages import (
+    DataPart,
+    Message,
+    Part,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+)
 from workload import (
     NOUNS,
     build_tools,

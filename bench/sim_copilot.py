@@ -63,8 +63,8 @@ from sim_render import (
     simple_result_tokens,
 )
 from sim_scenario import Scenario, TurnPlan, summary_message
-from tokengauge.counting import walk_strings
-from tokengauge.wire import Message, Tool
+from tokengauge.counting.request import walk_strings
+from tokengauge.messages import Message, Tool
 
 BASE_TOKENS_PER_MESSAGE: Final = 3
 TOOLS_BASE: Final = 16

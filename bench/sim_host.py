@@ -22,7 +22,7 @@ from typing import Any, Final
 import attrs
 
 from sim_scenario import RoundPlan, TurnPlan
-from tokengauge.wire import Message, Tool, structure
+from tokengauge.messages import Message, Tool, structure
 
 DATA: Final = Path(__file__).resolve().parent / "data"
 COMMON: Final = "copilot-host-common.json.gz"

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 import attrs
 
-from tokengauge.wire import Message, Tool
+from tokengauge.messages import Message, Tool
 
 RequestKind = Literal["main", "summary", "compaction", "helper"]
 SummaryKind = Literal["foreground", "background"]

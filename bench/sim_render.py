@@ -33,8 +33,8 @@ from typing import Final
 import cachetools
 import tiktoken
 
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.wire import DataPart, Message, Part, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.messages import DataPart, Message, Part, TextPart, ToolCallPart, ToolResultPart
 
 COPILOT_ENCODING: Final = "o200k_base"
 BASE_TOKENS_PER_MESSAGE: Final = 3

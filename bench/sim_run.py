@@ -34,9 +34,9 @@ from sim_host import HostScenario
 from sim_records import Counter, RunLog, Sender
 from sim_scenario import Scenario
 from sim_upstream import TrueTokenizer, Upstream
-from tokengauge.counting import walk_strings
+from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
 from tokengauge.protocol import CALIBRATION, CHAT_PART, MODELS_CHANGED, STATUS
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client

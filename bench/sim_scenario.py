@@ -16,7 +16,7 @@ from typing import Protocol
 
 import attrs
 
-from tokengauge.wire import Message, TextPart, Tool
+from tokengauge.messages import Message, TextPart, Tool
 
 
 @attrs.frozen

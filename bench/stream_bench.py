@@ -64,12 +64,12 @@ from stream_upstream import (
 )
 from tokengauge.chat import ChatRun
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import structure
 from tokengauge.protocol import CHAT, COUNT_TOKENS, ChatParams
 from tokengauge.settings import parse_settings
 from tokengauge.status import Status
 from tokengauge.upstream.http import Timeouts, make_client
-from tokengauge.wire import structure
 from workload import build_workload
 
 API_KEY: Final = "bench"

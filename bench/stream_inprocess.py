@@ -15,8 +15,8 @@ import httpx
 
 from benchlib import Report, bench_client, now, rate, repeat, us
 from stream_upstream import Dialect, delta_text, make_stream
+from tokengauge.lsp.server import ServerChatSink, create_server
 from tokengauge.protocol import CHAT_PART
-from tokengauge.server import ServerChatSink, create_server
 from tokengauge.upstream.events import StreamParser, TextDelta, event_json
 from tokengauge.upstream.sse import aiter_events, iter_file_events
 

@@ -19,7 +19,15 @@ from typing import Any, Final
 
 import attrs
 
-from tokengauge.wire import Message, Part, TextPart, Tool, ToolCallPart, ToolResultPart, unstructure
+from tokengauge.messages import (
+    Message,
+    Part,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    unstructure,
+)
 
 SEED: Final = 20_250_214
 MESSAGE_COUNT: Final = 100
@@ -659,5 +667,5 @@ def build_workload(
 
 
 def workload_json(seed: int = SEED) -> dict[str, Any]:
-    """`build_workload(seed)` as plain DESIGN §3 JSON (via `tokengauge.wire.unstructure`)."""
+    """`build_workload(seed)` as plain DESIGN §3 JSON (via `tokengauge.messages.unstructure`)."""
     return build_workload(seed).to_json()

@@ -1,4 +1,5 @@
-"""Tests for tokengauge.budget: output reservation, the input budget and `max_tokens` clamping."""
+"""Tests for tokengauge.calibration.budget: output reservation, the input budget and `max_tokens`
+clamping."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.budget import (
+from tokengauge.calibration.budget import (
     clamp_max_tokens,
     effective_window,
     max_input_tokens,
     reserved_output,
 )
-from tokengauge.models import ModelSpec, resolve_model
+from tokengauge.models.catalog import ModelSpec, resolve_model
 from tokengauge.settings import ModelSettings, ProviderSettings
 
 PROVIDER = ProviderSettings(id="p", base_url="http://localhost:1/v1")

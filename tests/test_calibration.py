@@ -19,18 +19,18 @@ from hypothesis import strategies as st
 from tests.strategies import any_text
 from tests.upstream.config import ModelBehavior
 from tests.upstream.model import count_prompt
-from tokengauge import budget
-from tokengauge.calibration import ACTUAL_MARGIN, Usage, largest_remainder, scaled
-from tokengauge.component_fit import BOUNDS, COMPONENTS
+from tokengauge.calibration import budget
+from tokengauge.calibration.errors import parse_overflow_error
+from tokengauge.calibration.estimates import ACTUAL_MARGIN, Usage, largest_remainder, scaled
+from tokengauge.calibration.fit import BOUNDS, COMPONENTS
+from tokengauge.counting.scales import copilot_tools
 from tokengauge.gauge import COPILOT_MESSAGE_OVERHEAD, Gauge
-from tokengauge.ledger import Ledger
-from tokengauge.overflow import parse_overflow_error
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
 from tokengauge.protocol import RecordErrorParams, RecordUsageParams
-from tokengauge.scales import copilot_tools
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.dialects import dialect_for
 from tokengauge.upstream.options import parse_model_options
-from tokengauge.wire import Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 PROVIDER = ProviderSettings(id="test")
 SETTINGS = ServerSettings(

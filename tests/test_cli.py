@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, WIRE
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.overflow import parse_overflow_error
+from tokengauge.calibration.errors import parse_overflow_error
+from tokengauge.counting.encodings import EncodingRegistry
 
 SAMPLE = DATA / "copilot-request.json"
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from tokengauge.component_fit import APPROXIMATE, BOUNDS, EXACT, ComponentFit, features
+from tokengauge.calibration.fit import APPROXIMATE, BOUNDS, EXACT, ComponentFit, features
 
 TRUE = (1.45, 0.8, 1.3, 7.0, 3.0)
 

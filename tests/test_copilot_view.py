@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 
-from tokengauge.copilot_view import CopilotView
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.wire import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.counting.copilot_view import CopilotView
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.messages import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
 
 O200K = EncodingRegistry().get("o200k_base")
 VIEW = CopilotView(O200K)

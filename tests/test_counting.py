@@ -1,4 +1,5 @@
-"""Tests for tokengauge.counting: digests, and raw counts of parts, messages, tools and requests.
+"""Tests for tokengauge.counting.request: digests, and raw counts of parts, messages, tools and
+requests.
 
 Expected counts are computed here from tiktoken directly (`encode_ordinary`), following DESIGN §4.
 """
@@ -16,7 +17,9 @@ from typing import Any
 import pytest
 import tiktoken
 
-from tokengauge.counting import (
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.images import WORST_CASE, ImageRule
+from tokengauge.counting.request import (
     RequestCounter,
     TextCount,
     ToolWalk,
@@ -25,10 +28,8 @@ from tokengauge.counting import (
     message_digest,
     walk_strings,
 )
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.images import WORST_CASE, ImageRule
-from tokengauge.text_counter import TextCounter
-from tokengauge.wire import (
+from tokengauge.counting.text import TextCounter
+from tokengauge.messages import (
     DataPart,
     Message,
     Part,

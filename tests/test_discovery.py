@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
-from tokengauge.models import ModelCatalog
+from tokengauge.ledger.store import Ledger
+from tokengauge.models.catalog import ModelCatalog
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.discovery import (
     DiscoveredModel,

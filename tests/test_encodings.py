@@ -11,8 +11,8 @@ import pytest
 import tiktoken
 import tiktoken.load
 
-from tokengauge import encodings
-from tokengauge.encodings import (
+from tokengauge.counting import encodings
+from tokengauge.counting.encodings import (
     SPECS,
     EncodingIntegrityError,
     EncodingRegistry,
@@ -20,7 +20,7 @@ from tokengauge.encodings import (
     read_rank_file,
 )
 
-DATA = Path(encodings.__file__).parent / "data"
+DATA = Path(encodings.__file__).parents[1] / "data"  # the package's own data folder
 NAMES = [pytest.param(name, id=name) for name in SPECS]
 
 

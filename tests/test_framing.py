@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tokengauge import jsontext
-from tokengauge.framing import Frame, FrameReader, sniff_id
+from tokengauge.lsp.framing import Frame, FrameReader, sniff_id
 
 
 def body(request_id: int, text: str = "hello") -> bytes:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tokengauge import frequent_strings
-from tokengauge.frequent_strings import FrequentStrings, text_sha256
-from tokengauge.ledger import Ledger
+from tokengauge.counting import frequent as frequent_strings
+from tokengauge.counting.frequent import FrequentStrings, text_sha256
+from tokengauge.ledger.store import Ledger
 
 
 class Clock:

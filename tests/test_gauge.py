@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tokengauge.calibration import Usage
+from tokengauge.calibration.estimates import Usage
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, TextPart, Tool
 from tokengauge.protocol import RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.wire import Message, TextPart, Tool
 
 SETTINGS = ServerSettings(
     providers=(ProviderSettings(id="test"),),

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from httpx_sse import ServerSentEvent
 
-from tokengauge.upstream.body import PIECE, Decoder
 from tokengauge.upstream.errors import StreamStalled, UpstreamError
 from tokengauge.upstream.http import _may_follow, json_body
+from tokengauge.upstream.response_body import PIECE, Decoder
 from tokengauge.upstream.sse import Progress, _event_bytes
 
 TEXT = b'data: {"choices": []}\n\n' * 1000

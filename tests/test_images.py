@@ -1,4 +1,5 @@
-"""Tests for tokengauge.images: published examples per provider, sizes read from real headers.
+"""Tests for tokengauge.counting.images: published examples per provider, sizes read from real
+headers.
 
 The image files are built here byte by byte (no Pillow): a complete PNG (zlib + CRCs), and GIF,
 BMP, JPEG and WebP files whose headers carry the chosen width and height.
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.images import (
+from tokengauge.counting.images import (
     WORST_CASE,
     ImageRule,
     anthropic_image_tokens,

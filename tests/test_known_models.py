@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokengauge.known_models import KNOWN_MODELS, KnownModel, lookup_known_model
+from tokengauge.models.known import KNOWN_MODELS, KnownModel, lookup_known_model
 
 
 def _pattern_of(model_id: str) -> str | None:

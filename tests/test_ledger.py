@@ -20,9 +20,9 @@ from typing import Any
 import diskcache
 import pytest
 
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
 
-LOGGER = "tokengauge.ledger"
+LOGGER = "tokengauge.ledger.store"
 
 
 @pytest.fixture
@@ -679,7 +679,7 @@ def test_a_read_only_ledger_is_read(
 WRITER = """
 import sys
 from pathlib import Path
-from tokengauge.ledger import Ledger
+from tokengauge.ledger.store import Ledger
 ledger = Ledger(Path(sys.argv[1]))
 for i in range(1_000_000):
     ledger.put_actuals("f", {f"{i:064x}": i, f"{i:064x}-b": i})

@@ -1,4 +1,5 @@
-"""Tests for tokengauge.models: configured models merged over the built-in table; the catalog."""
+"""Tests for tokengauge.models.catalog: configured models merged over the built-in table; the
+catalog."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import logging
 
 import pytest
 
-from tokengauge.images import ImageRule
-from tokengauge.known_models import lookup_known_model
-from tokengauge.models import ModelCatalog, ModelSpec, UnknownModelError, resolve_model
+from tokengauge.counting.images import ImageRule
+from tokengauge.models.catalog import ModelCatalog, ModelSpec, UnknownModelError, resolve_model
+from tokengauge.models.known import lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 
-LOGGER = "tokengauge.models"
+LOGGER = "tokengauge.models.catalog"
 OPENAI = ProviderSettings(id="openai", dialect="openai", base_url="https://api.openai.com/v1")
 ANTHROPIC = ProviderSettings(
     id="anthropic", dialect="anthropic", base_url="https://api.anthropic.com"

@@ -1,4 +1,4 @@
-"""Tests for tokengauge.openai_format: Chat Completions requests and DESIGN §3 requests alike."""
+"""Tests for tokengauge.request_file: Chat Completions requests and DESIGN §3 requests alike."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tokengauge.openai_format import read_request
-from tokengauge.wire import (
+from tokengauge.messages import (
     DataPart,
     InvalidInput,
     Message,
@@ -20,6 +19,7 @@ from tokengauge.wire import (
     ToolResultPart,
     UnknownPart,
 )
+from tokengauge.request_file import read_request
 
 PNG_B64 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="

@@ -1,4 +1,4 @@
-"""Tests for tokengauge.overflow against real captured provider error bodies."""
+"""Tests for tokengauge.calibration.errors against real captured provider error bodies."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.overflow import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
 
 WIRE = Path(__file__).parents[2] / "shared" / "fixtures" / "wire"
 

@@ -12,6 +12,18 @@ from typing import Any
 
 import pytest
 
+from tokengauge.messages import (
+    DataPart,
+    InvalidInput,
+    Message,
+    Part,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    UnknownPart,
+)
 from tokengauge.upstream.anthropic_request import (
     anthropic_headers,
     anthropic_messages,
@@ -24,18 +36,6 @@ from tokengauge.upstream.openai_request import (
     openai_messages,
 )
 from tokengauge.upstream.options import ChatOptions, parse_model_options
-from tokengauge.wire import (
-    DataPart,
-    InvalidInput,
-    Message,
-    Part,
-    TextPart,
-    ThinkingPart,
-    Tool,
-    ToolCallPart,
-    ToolResultPart,
-    UnknownPart,
-)
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
 IMAGE = DataPart("image/png", PNG)

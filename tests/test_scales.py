@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from tokengauge.counting import TextCount, ToolWalk
-from tokengauge.scales import Scales, copilot_tools, copilot_tools_target, tool_scale
+from tokengauge.counting.request import TextCount, ToolWalk
+from tokengauge.counting.scales import Scales, copilot_tools, copilot_tools_target, tool_scale
 
 WALK = ToolWalk(tools=39, json=12_585, raws=tuple([1] * 800 + [2] * 200 + [30] * 219))
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.secrets import MIN_PREFIX, REDACTED, redact
+from tokengauge.upstream.redact import MIN_PREFIX, REDACTED, redact
 
 KEY = "sk-tg/CANARY+0123456789abcdef"
 

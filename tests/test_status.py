@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tokengauge.calibration import MessageEstimate, RequestEstimate
-from tokengauge.counting import RequestFeatures, TextCount, ToolWalk
+from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
+from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
 from tokengauge.status import Status, compact, render_status, severity_for
 
 

@@ -13,7 +13,7 @@ from typing import IO, Any, cast
 
 import pytest
 
-from tokengauge.stdio import can_read_as_pipe
+from tokengauge.lsp.stdio import can_read_as_pipe
 
 
 def frame(message: dict[str, object]) -> bytes:

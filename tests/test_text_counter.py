@@ -1,4 +1,4 @@
-"""Tests for tokengauge.text_counter: family → encoding, exact counts, the LRU, lone surrogates."""
+"""Tests for tokengauge.counting.text: family → encoding, exact counts, the LRU, lone surrogates."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings
 
 from tests.strategies import any_text
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.text_counter import (
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.text import (
     TEXT_CACHE_CHARS,
     TEXT_CACHE_SIZE,
     WHITESPACE_PIECE,

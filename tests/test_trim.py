@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tokengauge.calibration import RequestEstimate
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.gauge import Gauge
-from tokengauge.ledger import Ledger
-from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.trim import (
+from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.trim import (
     MIN_KEPT_TOKENS,
     CannotFit,
     Truncator,
@@ -20,7 +16,11 @@ from tokengauge.trim import (
     marker,
     shrink,
 )
-from tokengauge.wire import Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.gauge import Gauge
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 
 ENCODING = EncodingRegistry().get("cl100k_base")
 TRUNCATOR = Truncator(ENCODING)

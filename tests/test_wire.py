@@ -1,4 +1,5 @@
-"""Tests for tokengauge.wire: DESIGN §3 JSON in camelCase, both ways, and readable input errors."""
+"""Tests for tokengauge.messages: DESIGN §3 JSON in camelCase, both ways, and readable input
+errors."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tokengauge.protocol import CountTokensParams, RequestParams
-from tokengauge.wire import (
+from tokengauge.messages import (
     DataPart,
     InvalidInput,
     Message,
@@ -23,6 +23,7 @@ from tokengauge.wire import (
     structure,
     unstructure,
 )
+from tokengauge.protocol import CountTokensParams, RequestParams
 
 # Each part as DESIGN §3 writes it on the wire, and as the Python object.
 PARTS: list[Any] = [

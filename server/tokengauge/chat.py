@@ -20,15 +20,15 @@ from typing import Any, Final, Protocol
 import attrs
 import httpx
 
-from tokengauge import budget
-from tokengauge.calibration import RequestEstimate, Usage
+from tokengauge.calibration import budget
+from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.calibration.estimates import RequestEstimate, Usage
+from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.gauge import Gauge
-from tokengauge.models import ModelSpec
-from tokengauge.overflow import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.messages import Message
+from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
-from tokengauge.secrets import redact
 from tokengauge.status import Status, compact, with_trim
-from tokengauge.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.events import (
     Finish,
@@ -49,7 +49,7 @@ from tokengauge.upstream.http import (
     open_sse,
 )
 from tokengauge.upstream.options import ChatOptions, parse_model_options
-from tokengauge.wire import Message
+from tokengauge.upstream.redact import redact
 
 log = logging.getLogger(__name__)
 

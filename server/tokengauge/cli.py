@@ -18,13 +18,13 @@ from rich.console import Console
 from rich.table import Table
 
 from tokengauge import __version__
+from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.gauge import Gauge
-from tokengauge.ledger import LEDGER_DIR, Ledger
-from tokengauge.openai_format import read_request
-from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.ledger.store import LEDGER_DIR, Ledger
+from tokengauge.messages import InvalidInput, Message, unstructure
+from tokengauge.request_file import read_request
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.parse_stream import main_parse_stream
-from tokengauge.wire import InvalidInput, Message, unstructure
 
 DEFAULT_MODEL = "gpt-4o"
 CLI_PROVIDER = ProviderSettings(id="cli")
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return parse_error_command(args)
     if args.command == "parse-stream":
         return main_parse_stream(args.dialect, args.file)
-    from tokengauge.server import serve
+    from tokengauge.lsp.server import serve
 
     serve()
     return 0

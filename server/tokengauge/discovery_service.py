@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 
 from tokengauge.gauge import Gauge
+from tokengauge.messages import InvalidInput
 from tokengauge.protocol import Credentials
-from tokengauge.secrets import redact
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.discovery import discover_models
 from tokengauge.upstream.http import UpstreamError, timeouts_of
-from tokengauge.wire import InvalidInput
+from tokengauge.upstream.redact import redact
 
 log = logging.getLogger(__name__)
 

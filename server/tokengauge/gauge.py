@@ -14,15 +14,19 @@ from collections.abc import Sequence
 
 import attrs
 
-from tokengauge import budget
-from tokengauge.calibration import Calibration, RequestEstimate
-from tokengauge.copilot_view import COPILOT_ENCODING, CopilotView
-from tokengauge.counting import RequestCounter, TextCount, message_digest
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.frequent_strings import FrequentStrings
-from tokengauge.ledger import Ledger
-from tokengauge.models import ModelCatalog, ModelSpec
-from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.calibration import budget
+from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.estimates import Calibration, RequestEstimate
+from tokengauge.calibration.trim import Truncator, cap_tool_results
+from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.frequent import FrequentStrings
+from tokengauge.counting.request import RequestCounter, TextCount, message_digest
+from tokengauge.counting.scales import Scales
+from tokengauge.counting.text import TextCounters
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import CountInput, Message, Tool, unstructure
+from tokengauge.models.catalog import ModelCatalog, ModelSpec
 from tokengauge.protocol import (
     Breakdown,
     Capabilities,
@@ -35,13 +39,9 @@ from tokengauge.protocol import (
     WarmCountsResult,
     WarmEntry,
 )
-from tokengauge.scales import Scales
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
-from tokengauge.text_counter import TextCounters
-from tokengauge.trim import Truncator, cap_tool_results
 from tokengauge.upstream.discovery import DiscoveredModel, from_documents, to_documents
-from tokengauge.wire import CountInput, Message, Tool, unstructure
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from typing import Any, Final
 
 import attrs
 
-from tokengauge.calibration import Usage
-from tokengauge.scales import Scales
-from tokengauge.wire import CountInput, Message, Tool
+from tokengauge.calibration.estimates import Usage
+from tokengauge.counting.scales import Scales
+from tokengauge.messages import CountInput, Message, Tool
 
 MODELS: Final = "tokenGauge/models"
 COUNT_TOKENS: Final = "tokenGauge/countTokens"

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from tokengauge.wire import InvalidInput, camel, structure
+from tokengauge.messages import InvalidInput, camel, structure
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Final, Literal
 
 import attrs
 
-from tokengauge.calibration import RequestEstimate
-from tokengauge.trim import Trimmed
+from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.trim import Trimmed
 
 Severity = Literal["info", "warning", "error"]
 WARNING_AT: Final = 0.75

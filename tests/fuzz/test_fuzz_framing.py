@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests.fuzz.conftest import DERANDOMIZE, budget, report
 from tests.fuzz.pipe_client import PipeServer
 from tests.fuzz.strategies import texts
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
 
 EXAMPLES = budget(600)
 FRAMING_CODES = {-32700, -32600, -32602, -32601}

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.fuzz import strategies
 from tests.fuzz.conftest import DERANDOMIZE, budget, report
 from tests.fuzz.pipe_client import PipeServer
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
 
 EXPECTED_CODES = {-32602, -32803, -32800}
 """InvalidParams, RequestFailed, RequestCancelled."""

@@ -27,9 +27,9 @@ from tests.lsp.helpers import call, initialize
 from tests.upstream import faults
 from tests.upstream.config import Reply, Scripted, UpstreamConfig
 from tests.upstream.server import Upstream, running_upstream
-from tokengauge.counting import message_digest
-from tokengauge.ledger import Ledger
-from tokengauge.wire import Message, structure
+from tokengauge.counting.request import message_digest
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, structure
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
 

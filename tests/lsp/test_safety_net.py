@@ -16,7 +16,7 @@ from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
 from tests.lsp.helpers import call, initialize, text_message
 from tests.upstream.config import ModelBehavior, Reply, UpstreamConfig
 from tests.upstream.server import Upstream, running_upstream
-from tokengauge.trim import marker
+from tokengauge.calibration.trim import marker
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
 WINDOW = 12_000

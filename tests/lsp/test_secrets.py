@@ -455,7 +455,7 @@ async def test_the_key_reaches_the_api_and_nothing_else(tmp_path: Path, capfd):
 
     # The server's stderr (logged at debug) really is in the capture.
     stderr = capfd.readouterr().err
-    assert re.search(r"INFO tokengauge\.server: tokengauge \S+: \d+ models, ledger", stderr)
+    assert re.search(r"INFO tokengauge\.lsp\.server: tokengauge \S+: \d+ models, ledger", stderr)
     assert "DEBUG tokengauge.chat: gpt-4o: POST http://127.0.0.1:" in stderr
     assert "model discovery for listing-closed failed" in stderr
 
@@ -548,7 +548,7 @@ async def test_a_json_escaped_echo_of_the_key_is_redacted_too(
         await s.fails("tokenGauge/chat", s.chat_params(model_id))
         assert presented_key(up.model_requests[0]) == key
     stderr = capfd.readouterr().err
-    assert "tokengauge.server: tokengauge" in stderr  # the capture has the server's log
+    assert "tokengauge.lsp.server: tokengauge" in stderr  # the capture has the server's log
     assert {**s.leaks(), **stderr_leaks(key, stderr)} == {}
 
 

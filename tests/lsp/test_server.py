@@ -20,7 +20,7 @@ from tests.lsp.helpers import (
     running_server,
     text_message,
 )
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.status import compact
 
 ENCODINGS = EncodingRegistry()

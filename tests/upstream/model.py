@@ -19,7 +19,7 @@ import tiktoken
 
 from tests.upstream.config import ModelBehavior, Reply
 from tests.upstream.wire import load
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
 
 _REGISTRY = EncodingRegistry()
 _WORD = re.compile(r"\s*\S+|\s+")

@@ -18,7 +18,7 @@ from tests.upstream.helpers import chat, messages_body, parse_sse
 from tests.upstream.process import SubprocessUpstream
 from tests.upstream.server import Upstream
 from tests.upstream.wire import WIRE_DIR
-from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 
 
 async def read_until_error(

@@ -15,8 +15,8 @@ from tests.upstream.faults import cut
 from tests.upstream.helpers import USER, chat, json_events, messages_body, parse_sse
 from tests.upstream.server import Upstream, running_upstream
 from tests.upstream.wire import WIRE_DIR, resolve
-from tokengauge.encodings import EncodingRegistry
-from tokengauge.overflow import ErrorKind, parse_overflow_error
+from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.counting.encodings import EncodingRegistry
 
 ENC = EncodingRegistry().get("cl100k_base")
 TOOLS = [

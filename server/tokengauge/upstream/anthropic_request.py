@@ -23,7 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from tokengauge.counting import is_ephemeral
+from tokengauge.counting.request import is_ephemeral
+from tokengauge.messages import DataPart, Message, Part, Role, Tool, ToolCallPart, ToolResultPart
 from tokengauge.upstream.options import (
     IMAGE_MIME_TYPES,
     RESERVED_KEYS,
@@ -34,7 +35,6 @@ from tokengauge.upstream.options import (
     omitted_note,
     part_text,
 )
-from tokengauge.wire import DataPart, Message, Part, Role, Tool, ToolCallPart, ToolResultPart
 
 ANTHROPIC_VERSION: Final = "2023-06-01"
 CONTINUED: Final = "(continued)"

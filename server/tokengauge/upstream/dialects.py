@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from tokengauge.models import ModelSpec
+from tokengauge.messages import InvalidInput, Message, Tool
+from tokengauge.models.catalog import ModelSpec
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
@@ -25,7 +26,6 @@ from tokengauge.upstream.openai_request import (
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.urls import join_url
-from tokengauge.wire import InvalidInput, Message, Tool
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
 

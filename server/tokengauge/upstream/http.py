@@ -27,20 +27,20 @@ import httpx
 from httpx_sse import ServerSentEvent, SSEError
 
 from tokengauge import jsontext
-from tokengauge.text_counter import LONE_SURROGATE
-from tokengauge.upstream.body import (
-    ACCEPT_ENCODING,
-    ERROR_BODY_LIMIT,
-    LISTING_LIMIT,
-    read_head,
-    read_whole,
-)
+from tokengauge.counting.text import LONE_SURROGATE
 from tokengauge.upstream.errors import ConnectionFailed as ConnectionFailed
 from tokengauge.upstream.errors import HttpStatusError as HttpStatusError
 from tokengauge.upstream.errors import RedirectRefused as RedirectRefused
 from tokengauge.upstream.errors import StreamStalled as StreamStalled
 from tokengauge.upstream.errors import UpstreamError as UpstreamError
 from tokengauge.upstream.errors import retry_after_seconds as retry_after_seconds
+from tokengauge.upstream.response_body import (
+    ACCEPT_ENCODING,
+    ERROR_BODY_LIMIT,
+    LISTING_LIMIT,
+    read_head,
+    read_whole,
+)
 from tokengauge.upstream.sse import Progress, aiter_events
 
 DRAIN_SECONDS: Final = 0.5

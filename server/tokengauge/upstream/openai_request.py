@@ -21,16 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypeGuard
 from urllib.parse import urlsplit
 
-from tokengauge.counting import is_ephemeral, to_json_text
-from tokengauge.upstream.options import (
-    IMAGE_MIME_TYPES,
-    RESERVED_KEYS,
-    ChatOptions,
-    merged_headers,
-    object_schema,
-    part_text,
-)
-from tokengauge.wire import (
+from tokengauge.counting.request import is_ephemeral, to_json_text
+from tokengauge.messages import (
     DataPart,
     Message,
     Part,
@@ -38,6 +30,14 @@ from tokengauge.wire import (
     Tool,
     ToolCallPart,
     ToolResultPart,
+)
+from tokengauge.upstream.options import (
+    IMAGE_MIME_TYPES,
+    RESERVED_KEYS,
+    ChatOptions,
+    merged_headers,
+    object_schema,
+    part_text,
 )
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]

@@ -17,8 +17,8 @@ from typing import Any, Final, Literal, cast
 
 import attrs
 
-from tokengauge.counting import TEXT_MIME_PREFIXES, is_ephemeral, to_json_text
-from tokengauge.wire import (
+from tokengauge.counting.request import TEXT_MIME_PREFIXES, is_ephemeral, to_json_text
+from tokengauge.messages import (
     DataPart,
     InvalidInput,
     Part,

@@ -25,8 +25,8 @@ import attrs
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from tokengauge.upstream.body import EVENT_LIMIT, decoded
 from tokengauge.upstream.errors import StreamStalled, UpstreamError
+from tokengauge.upstream.response_body import EVENT_LIMIT, decoded
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 // "o200k_base" for every extension-contributed model): each message of the OpenAI form counts 3 +
 // every string value (role, text, tool_call_id) + its tool calls' strings × 1.5 + 1 for a name. Only
 // the tools go through tokengauge's provideTokenCount (recorded by the extension's diagnostics, see
-// src/countRecorder.ts): `floor(1.1 × (16 + Σ(8 + every key and string value of {name, description,
+// src/api.ts): `floor(1.1 × (16 + Σ(8 + every key and string value of {name, description,
 // parameters})))`. Also reported: what our message answers (+3 each) add up to, which Copilot uses
 // elsewhere (telemetry, tool-result and summary sizing), not for its render budget.
 'use strict';

@@ -37,7 +37,7 @@ from typing import Final, TypeGuard, TypeVar
 
 import cachetools
 
-from tokengauge.ledger_disk import (
+from tokengauge.ledger.disk import (
     DiskStore,
     Failure,
     classify,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tokengauge.models import ModelSpec
+from tokengauge.models.catalog import ModelSpec
 
 DEFAULT_RESERVED_OUTPUT_CAP: Final = 16_384
 """Copilot assumes 8k of output; reserving a model's full 64k–128k cap would waste the window."""

@@ -18,7 +18,7 @@ from typing import Final
 
 import attrs
 
-from tokengauge.counting import TextCount, ToolWalk
+from tokengauge.counting.request import TextCount, ToolWalk
 
 COPILOT_TOOLS_BASE: Final = 16
 COPILOT_TOOL_OVERHEAD: Final = 8

@@ -27,7 +27,8 @@ from typing import Final, Literal
 
 import attrs
 
-from tokengauge.component_fit import (
+from tokengauge.calibration.errors import ErrorKind, ParsedError
+from tokengauge.calibration.fit import (
     APPROXIMATE,
     COMPONENTS,
     EXACT,
@@ -36,12 +37,16 @@ from tokengauge.component_fit import (
     Prior,
     features,
 )
-from tokengauge.counting import RequestCounter, RequestFeatures, TextCount, ToolWalk
-from tokengauge.ledger import Ledger
-from tokengauge.models import ModelSpec
-from tokengauge.overflow import ErrorKind, ParsedError
-from tokengauge.scales import DEFAULT_WALK_SHORTFALL, Scales, copilot_tools_target, tool_scale
-from tokengauge.wire import Message, Tool
+from tokengauge.counting.request import RequestCounter, RequestFeatures, TextCount, ToolWalk
+from tokengauge.counting.scales import (
+    DEFAULT_WALK_SHORTFALL,
+    Scales,
+    copilot_tools_target,
+    tool_scale,
+)
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, Tool
+from tokengauge.models.catalog import ModelSpec
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,11 @@ from tokengauge.chat import ChatError, ChatRun, RetryPolicy
 from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
 from tokengauge.jsontext import TreeError, check_tree
-from tokengauge.ledger import LEDGER_DIR, Ledger
-from tokengauge.logs import configure_logging, forward_to_client
-from tokengauge.models import UnknownModelError
+from tokengauge.ledger.store import LEDGER_DIR, Ledger
+from tokengauge.lsp.logs import configure_logging, forward_to_client
+from tokengauge.lsp.stdio import serve_stdio
+from tokengauge.messages import InvalidInput, structure, unstructure
+from tokengauge.models.catalog import UnknownModelError
 from tokengauge.protocol import (
     ChatParams,
     CountTokensParams,
@@ -40,9 +42,7 @@ from tokengauge.protocol import (
 )
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.status import Status
-from tokengauge.stdio import serve_stdio
 from tokengauge.upstream.http import Timeouts, make_client
-from tokengauge.wire import InvalidInput, structure, unstructure
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")

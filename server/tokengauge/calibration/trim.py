@@ -18,9 +18,9 @@ from typing import Final
 import attrs
 import tiktoken
 
-from tokengauge.calibration import RequestEstimate
-from tokengauge.text_counter import LONE_SURROGATE
-from tokengauge.wire import Message, Part, TextPart, ToolResultPart
+from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.counting.text import LONE_SURROGATE
+from tokengauge.messages import Message, Part, TextPart, ToolResultPart
 
 MIN_KEPT_TOKENS: Final = 200
 """A tool result is never cut below this many tokens."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tokengauge.wire import (
+from tokengauge.messages import (
     PART_TAGS,
     DataPart,
     InvalidInput,

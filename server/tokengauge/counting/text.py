@@ -21,7 +21,7 @@ from typing import Final
 import tiktoken
 from cachetools import LRUCache
 
-from tokengauge.encodings import EncodingRegistry
+from tokengauge.counting.encodings import EncodingRegistry
 
 TEXT_CACHE_SIZE: Final = 5000
 """Most texts the LRU keeps."""

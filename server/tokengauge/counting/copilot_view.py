@@ -18,9 +18,9 @@ from typing import Final
 
 import tiktoken
 
-from tokengauge.counting import countable_parts, to_json_text
-from tokengauge.images import ImageRule, image_tokens
-from tokengauge.wire import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.counting.images import ImageRule, image_tokens
+from tokengauge.counting.request import countable_parts, to_json_text
+from tokengauge.messages import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
 
 COPILOT_ENCODING: Final = "o200k_base"
 BASE_TOKENS_PER_MESSAGE: Final = 3

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from tokengauge.ledger import Ledger
-from tokengauge.text_counter import LONE_SURROGATE
+from tokengauge.counting.text import LONE_SURROGATE
+from tokengauge.ledger.store import Ledger
 
 SAVED_PER_ENCODING: Final = 20_000
 MEMORY_PER_ENCODING: Final = 50_000

@@ -27,7 +27,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
-from tokengauge.framing import Frame, FrameReader, Read
+from tokengauge.lsp.framing import Frame, FrameReader, Read
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from typing import Any, Final
 import attrs
 from cachetools import LRUCache
 
-from tokengauge.images import ImageRule, image_tokens
-from tokengauge.text_counter import TextCounter
-from tokengauge.wire import (
+from tokengauge.counting.images import ImageRule, image_tokens
+from tokengauge.counting.text import TextCounter
+from tokengauge.messages import (
     DataPart,
     Message,
     Part,

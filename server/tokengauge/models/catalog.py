@@ -14,10 +14,10 @@ from typing import Final
 
 import attrs
 
-from tokengauge.images import ImageRule
-from tokengauge.known_models import KnownModel, lookup_known_model
+from tokengauge.counting.images import ImageRule
+from tokengauge.counting.text import encoding_for_family
+from tokengauge.models.known import KnownModel, lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
-from tokengauge.text_counter import encoding_for_family
 from tokengauge.upstream.discovery import DiscoveredModel
 
 log = logging.getLogger(__name__)

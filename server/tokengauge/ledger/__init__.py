@@ -1,0 +1,1 @@
+"""The persistent ledger: what the APIs really counted and what tokengauge learned, on disk."""
