@@ -48,8 +48,9 @@ from tokengauge.messages import (
 from tokengauge.messages import unstructure as to_json
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
 from tokengauge.upstream.dialects import dialect_for, provider_headers
+from tokengauge.upstream.errors import HttpStatusError, UpstreamError
 from tokengauge.upstream.events import UsageReport
-from tokengauge.upstream.http import HttpStatusError, UpstreamError, drain, open_sse
+from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions
 
 CHARS_PER_TOKEN: Final = 4

@@ -16,7 +16,7 @@ latency is its arrival at the client minus its write at the upstream. For both d
 4. in process, for comparison: the stream parser alone, SSE framing + parser as the server runs
    them, the `chatPart` notification's encoding, and the bench client's own cost per part.
 Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's share without pygls'
-client, which costs more per notification than the server does) and with `ChatRun` in this
+client, which costs more per notification than the server does) and with `ChatRunner` in this
 process over HTTP (no LSP hop at all).
 
 Beside it in `bench/`: `stream_upstream.py` (the upstream and its SSE events), `stream_clients.py`
@@ -62,7 +62,7 @@ from stream_upstream import (
     make_stream,
     running_upstream,
 )
-from tokengauge.chat import ChatRun
+from tokengauge.chat import ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import structure
@@ -78,7 +78,7 @@ SHORT_STREAM: Final = 5
 """Text deltas per response in the time-to-first-part runs."""
 OVER_LSP: Final = "over LSP"
 OVER_LSP_BARE: Final = "over LSP, bare client"
-IN_PROCESS: Final = "in process (ChatRun, no LSP)"
+IN_PROCESS: Final = "in process (ChatRunner, no LSP)"
 
 
 @attrs.frozen
@@ -234,9 +234,9 @@ class StampSink:
 
 
 async def direct_chat(
-    runner: ChatRun, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]
+    runner: ChatRunner, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]
 ) -> Sample:
-    """One chat through `ChatRun` in this process (HTTP + SSE + parser, no LSP)."""
+    """One chat through `ChatRunner` in this process (HTTP + SSE + parser, no LSP)."""
     trace = upstream.expect(script)
     sink.parts.clear()
     request = structure(params, ChatParams, "params")
@@ -327,7 +327,8 @@ def burst_rows(report: Report, label: str, runs: Sequence[Sample], over_lsp: boo
             section,
             f"{label}: CPU per part (whole process)",
             us(sample.cpu_bench / count),
-            f"upstream + ChatRun share this process: {100 * sample.cpu_bench / wall:.0f}% of wall",
+            f"upstream + ChatRunner share this process: "
+            f"{100 * sample.cpu_bench / wall:.0f}% of wall",
         )
 
 
@@ -429,12 +430,12 @@ async def first_parts(
 
 
 async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) -> None:
-    """`ChatRun` in this process over HTTP: sections 1–3 without the LSP hop."""
+    """`ChatRunner` in this process over HTTP: sections 1–3 without the LSP hop."""
     settings = parse_settings(init_options(storage, upstream.base_url))
     gauge = Gauge(settings, Ledger(storage / "direct-ledger"))
     client = make_client(Timeouts())
     sink = StampSink()
-    runner = ChatRun(gauge, client, sink)
+    runner = ChatRunner(gauge, client, sink)
 
     async def chat(dialect: Dialect, script: Script) -> Sample:
         return await direct_chat(runner, sink, upstream, script, chat_params(dialect, hi()))

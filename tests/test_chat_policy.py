@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tokengauge.chat import RetryPolicy, openai_usage
+from tokengauge.chat import openai_usage
 from tokengauge.upstream.events import UsageReport
-from tokengauge.upstream.http import retry_after_seconds
+from tokengauge.upstream.retry import RetryPolicy, retry_after_seconds
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from tokengauge.upstream.discovery import (
     parse_models_list,
     to_documents,
 )
-from tokengauge.upstream.urls import join_url, server_root
+from tokengauge.upstream.http import join_url, server_root
 
 
 def test_openrouter_fragment_takes_the_serving_providers_window(wire: Path):

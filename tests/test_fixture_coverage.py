@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO, WIRE
 from tokengauge.upstream.discovery import litellm_sizes
-from tokengauge.upstream.http import HttpStatusError
+from tokengauge.upstream.errors import HttpStatusError
 
 FIXTURES = sorted(p.name for p in WIRE.iterdir() if p.name != "SOURCES.md")
 TEST_SOURCES = "\n".join(

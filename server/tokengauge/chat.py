@@ -1,21 +1,20 @@
 """One chat request: count, fit, send, stream the parts, learn from usage and errors (DESIGN §3–§4).
 
-`ChatRun.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP: parts,
+`ChatRunner.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP: parts,
 status, calibration and model changes leave through the callbacks of `ChatSink`. Before sending,
 a request whose calibrated estimate plus a useful output floor cannot fit the window is shrunk
 (`trim.shrink`) instead of sent; after an overflow error, once, the same with what the error
-taught. Retries happen only before the first part reached the user: 429/529/5xx and broken
-connections back off (honouring `retry-after` and `x-should-retry`, at most `max_attempts`
-tries); `A + B > C` and output-cap errors are retried once at once with a `max_tokens` that fits.
+taught. Retries happen only before the first part reached the user: error statuses back off as
+`upstream.retry` says, broken connections likewise for at most `max_attempts` tries; `A + B > C`
+and output-cap errors are retried once at once with a `max_tokens` that fits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import attrs
 import httpx
@@ -30,6 +29,12 @@ from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
 from tokengauge.status import Status, compact, with_trim
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
+from tokengauge.upstream.errors import (
+    ConnectionFailed,
+    HttpStatusError,
+    StreamStalled,
+    UpstreamError,
+)
 from tokengauge.upstream.events import (
     Finish,
     StreamError,
@@ -40,21 +45,12 @@ from tokengauge.upstream.events import (
     UsageReport,
     event_json,
 )
-from tokengauge.upstream.http import (
-    ConnectionFailed,
-    HttpStatusError,
-    StreamStalled,
-    UpstreamError,
-    drain,
-    open_sse,
-)
+from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options
 from tokengauge.upstream.redact import redact
+from tokengauge.upstream.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
-
-RETRYABLE_STATUSES: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-MAX_RETRY_AFTER: Final = 60.0
 
 
 class ChatError(Exception):
@@ -73,20 +69,6 @@ class ChatSink(Protocol):
     def status(self, status: Status) -> None: ...
     def models_changed(self) -> None: ...
     def calibration_changed(self, model_id: str) -> None: ...
-
-
-@attrs.frozen
-class RetryPolicy:
-    """At most `max_attempts` tries; waits `base_delay × 2^n` (±20%) unless the API says more."""
-
-    max_attempts: int = 3
-    base_delay: float = 1.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait before try number `attempt + 1`."""
-        if retry_after is not None:
-            return retry_after
-        return float(self.base_delay * 2.0 ** (attempt - 1) * random.uniform(0.8, 1.2))
 
 
 def openai_usage(usage: UsageReport) -> dict[str, Any]:
@@ -130,7 +112,7 @@ class _Chat:
         return redact(text, self.api_key)
 
 
-class ChatRun:
+class ChatRunner:
     """Runs chats for one gauge over one HTTP client."""
 
     def __init__(
@@ -216,7 +198,7 @@ class ChatRun:
                 await self._recover_from_status(chat, attempt, progress, exc)
             except (ConnectionFailed, StreamStalled) as exc:
                 message = chat.redact(str(exc))
-                if progress.parts or attempt >= self.retry.max_attempts:
+                if progress.parts or not self.retry.tries_left(attempt):
                     raise ChatError("connection", _connection_message(chat, exc, message)) from None
                 await self._wait(chat, attempt, message, None)
             except UpstreamError as exc:
@@ -250,7 +232,9 @@ class ChatRun:
             chat.resized, chat.max_tokens = True, min(chat.max_tokens, error.limit_tokens)
             log.info("%s: output cap is %d; retrying", chat.model.id, error.limit_tokens)
             return
-        if not self._may_retry(attempt, progress, exc):
+        if progress.parts or not self.retry.allows(
+            attempt, exc.status, exc.retry_after, exc.should_retry
+        ):
             raise ChatError(error.kind.value, _http_message(chat, exc.status, error))
         await self._wait(chat, attempt, f"HTTP {exc.status}", exc.retry_after)
 
@@ -367,13 +351,6 @@ class ChatRun:
             return None, taught
         room = error.limit_tokens - error.input_tokens - budget.safety_tokens(error.limit_tokens)
         return (room if 0 < room < error.output_tokens else None), taught
-
-    def _may_retry(self, attempt: int, progress: _Attempt, exc: HttpStatusError) -> bool:
-        if progress.parts or attempt >= self.retry.max_attempts or exc.should_retry is False:
-            return False
-        if exc.retry_after is not None and exc.retry_after > MAX_RETRY_AFTER:
-            return False
-        return exc.should_retry is True or exc.status in RETRYABLE_STATUSES
 
     async def _wait(self, chat: _Chat, attempt: int, reason: str, after: float | None) -> None:
         model = chat.model

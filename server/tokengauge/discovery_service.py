@@ -14,7 +14,8 @@ from tokengauge.messages import InvalidInput
 from tokengauge.protocol import Credentials
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.discovery import discover_models
-from tokengauge.upstream.http import UpstreamError, timeouts_of
+from tokengauge.upstream.errors import UpstreamError
+from tokengauge.upstream.http import timeouts_of
 from tokengauge.upstream.redact import redact
 
 log = logging.getLogger(__name__)

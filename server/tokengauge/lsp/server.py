@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
-from tokengauge.chat import ChatError, ChatRun, RetryPolicy
+from tokengauge.chat import ChatError, ChatRunner
 from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
 from tokengauge.jsontext import TreeError, check_tree
@@ -43,6 +43,7 @@ from tokengauge.protocol import (
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.status import Status
 from tokengauge.upstream.http import Timeouts, make_client
+from tokengauge.upstream.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
@@ -87,7 +88,7 @@ class TokenGaugeServer(LanguageServer):
             converter_factory=default_converter,
         )
         self._gauge: Gauge | None = None
-        self._chats: ChatRun | None = None
+        self._chats: ChatRunner | None = None
         self._background: set[asyncio.Task[None]] = set()
 
     @property
@@ -108,7 +109,7 @@ class TokenGaugeServer(LanguageServer):
             Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
         )
         retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
-        self._chats = ChatRun(self._gauge, client, ServerChatSink(self), retry)
+        self._chats = ChatRunner(self._gauge, client, ServerChatSink(self), retry)
         log.info(
             "tokengauge %s: %d models, ledger %s%s",
             __version__,
@@ -138,7 +139,7 @@ class TokenGaugeServer(LanguageServer):
             log.error("background task ended: %s", task.exception())
 
     @property
-    def chats(self) -> ChatRun:
+    def chats(self) -> ChatRunner:
         """The chat runner; requests before `initialize` get a JSON-RPC error."""
         if self._chats is None:
             raise JsonRpcServerNotInitialized("tokengauge has not been initialized yet")

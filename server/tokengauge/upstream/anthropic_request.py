@@ -25,10 +25,9 @@ from typing import Any, Final
 
 from tokengauge.counting.request import is_ephemeral
 from tokengauge.messages import DataPart, Message, Part, Role, Tool, ToolCallPart, ToolResultPart
-from tokengauge.upstream.options import (
+from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
+from tokengauge.upstream.request_body import (
     IMAGE_MIME_TYPES,
-    RESERVED_KEYS,
-    ChatOptions,
     data_text,
     merged_headers,
     object_schema,

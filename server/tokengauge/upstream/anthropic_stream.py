@@ -34,8 +34,6 @@ from tokengauge.upstream.events import (
     ThinkingDelta,
     ToolCall,
     UsageReport,
-)
-from tokengauge.upstream.sse import (
     as_dict,
     as_int,
     error_message,

@@ -18,6 +18,7 @@ from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
 from tokengauge.upstream.events import StreamParser
+from tokengauge.upstream.http import join_url
 from tokengauge.upstream.openai_request import (
     build_openai_body,
     max_tokens_field_for,
@@ -25,7 +26,6 @@ from tokengauge.upstream.openai_request import (
 )
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
-from tokengauge.upstream.urls import join_url
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
 

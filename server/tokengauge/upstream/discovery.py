@@ -19,8 +19,8 @@ import attrs
 import httpx
 
 from tokengauge.settings import ProviderSettings
-from tokengauge.upstream.http import UpstreamError, get_json
-from tokengauge.upstream.urls import join_url, server_root
+from tokengauge.upstream.errors import UpstreamError
+from tokengauge.upstream.http import get_json, join_url, server_root
 
 log = logging.getLogger(__name__)
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import email.utils
-import time
 from collections.abc import Mapping
+
+from tokengauge.upstream.retry import retry_after_seconds, should_retry_header
 
 
 class UpstreamError(Exception):
@@ -20,8 +19,7 @@ class HttpStatusError(UpstreamError):
         self.status = status
         self.body = body
         self.retry_after = retry_after_seconds(headers)
-        should_retry = headers.get("x-should-retry")
-        self.should_retry = None if should_retry is None else should_retry.lower() == "true"
+        self.should_retry = should_retry_header(headers)
 
 
 class ConnectionFailed(UpstreamError):
@@ -36,22 +34,3 @@ class StreamStalled(UpstreamError):
 class RedirectRefused(UpstreamError):
     """The API redirected to another origin (where the key and the conversation must not go), or
     in circles."""
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Seconds the API asks us to wait: `retry-after-ms`, `retry-after` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            return max(0.0, float(millis) / 1000)
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    with contextlib.suppress(TypeError, ValueError):
-        moment = email.utils.parsedate_to_datetime(value)
-        return max(0.0, moment.timestamp() - time.time())
-    return None

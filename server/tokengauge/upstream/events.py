@@ -1,14 +1,21 @@
 """What a streamed response is made of, whatever the dialect: the parsers' common output.
 
 Parsers turn SSE events into these; the chat loop forwards the parts to the extension, learns from
-the usage, and ends with the error or the finish reason.
+the usage, and ends with the error or the finish reason. Also here: the JSON helpers both parsers
+use to read an event's data.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Union
+import json
+import logging
+from typing import Any, Final, Protocol, Union
 
 import attrs
+
+log = logging.getLogger(__name__)
+
+_EXCERPT: Final = 200
 
 
 @attrs.frozen
@@ -108,3 +115,65 @@ def event_json(event: StreamEvent) -> dict[str, Any] | None:
     if isinstance(event, StreamError):
         return {"type": "error", "message": event.message}
     return None
+
+
+def json_object(data: str) -> dict[str, Any] | None:
+    """`data` parsed as a JSON object (surrounding whitespace allowed), or None."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (for `null` and wrong types)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(obj: dict[str, Any], key: str) -> int:
+    """`obj[key]` if it is an integer, else 0."""
+    value = obj.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def malformed(data: str) -> str:
+    """The message for a `data:` line that is not the JSON object the dialect promises."""
+    excerpt = data if len(data) <= _EXCERPT else data[:_EXCERPT] + "…"
+    return f"malformed stream data: {excerpt!r}"
+
+
+def error_message(error: Any, fallback: str) -> str:
+    """The human message of an error object (`{"message": …}`), a string, or `fallback`."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return message
+        kind = error.get("type") or error.get("code")
+        if kind is not None:
+            return str(kind)
+    if isinstance(error, str) and error:
+        return error
+    return fallback
+
+
+def parse_arguments(arguments: str) -> tuple[bool, Any]:
+    """A tool call's JSON arguments: `(True, value)`, `{}` for none, `(False, raw)` if not JSON."""
+    if not arguments.strip():
+        return True, {}
+    try:
+        return True, json.loads(arguments)
+    except ValueError:
+        return False, arguments
+
+
+def lenient_tool_input(arguments: str, name: str) -> Any:
+    """The tool input of a call the API says is complete: invalid JSON is passed on as the string.
+
+    The model wrote those arguments; the tool (and then the model) is best placed to deal with
+    them, so we pass them on rather than drop the call.
+    """
+    ok, value = parse_arguments(arguments)
+    if not ok:
+        log.warning("tool call %r: arguments are not JSON; passing them on as a string", name)
+    return value

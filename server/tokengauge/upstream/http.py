@@ -1,12 +1,12 @@
-"""HTTP to the user's LLM API: one streaming POST turned into SSE events or a typed error, and
-bounded GETs of JSON (model lists).
+"""HTTP to the user's LLM API: one streaming POST turned into SSE events or a typed error,
+bounded GETs of JSON (model lists), and endpoint URLs built from a provider's base URL.
 
 httpx carries the requests; `httpx-sse` frames the stream. What a broken or hostile API can do is
 bounded here:
 - redirects are followed only within the origin (or from http to https on the same host): the
   headers carry the key (`Authorization`, `x-api-key`, Azure's `api-key`, a provider's own) and a
   307/308 sends the conversation again, so another origin gets neither; a loop ends after 5 hops;
-- bodies are decoded by `body` (a gzip bomb costs what the caller keeps) and capped;
+- bodies are decoded by `response_body` (a gzip bomb costs what the caller keeps) and capped;
 - a stream must make progress: an event with data (comments and `ping`s are keep-alives, not
   progress) at least every idle timeout, and the whole response within the response timeout,
   whatever trickles in between.
@@ -21,6 +21,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import httpx
@@ -28,12 +29,13 @@ from httpx_sse import ServerSentEvent, SSEError
 
 from tokengauge import jsontext
 from tokengauge.counting.text import LONE_SURROGATE
-from tokengauge.upstream.errors import ConnectionFailed as ConnectionFailed
-from tokengauge.upstream.errors import HttpStatusError as HttpStatusError
-from tokengauge.upstream.errors import RedirectRefused as RedirectRefused
-from tokengauge.upstream.errors import StreamStalled as StreamStalled
-from tokengauge.upstream.errors import UpstreamError as UpstreamError
-from tokengauge.upstream.errors import retry_after_seconds as retry_after_seconds
+from tokengauge.upstream.errors import (
+    ConnectionFailed,
+    HttpStatusError,
+    RedirectRefused,
+    StreamStalled,
+    UpstreamError,
+)
 from tokengauge.upstream.response_body import (
     ACCEPT_ENCODING,
     ERROR_BODY_LIMIT,
@@ -237,3 +239,17 @@ async def drain(events: AsyncIterator[ServerSentEvent], seconds: float = DRAIN_S
         asyncio.TimeoutError, httpx.HTTPError, httpx.StreamError, SSEError, UpstreamError
     ):
         await asyncio.wait_for(read_all(), seconds)
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`base_url` + `/path`, keeping a query string (Azure's `?api-version=`) at the end."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + path.lstrip("/")))
+
+
+def server_root(base_url: str) -> str:
+    """The base URL without a trailing `/v1` (where Ollama's and LiteLLM's own APIs live)."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    path = path[: -len("/v1")] if path.endswith("/v1") else path
+    return urlunsplit(parts._replace(path=path, query=""))

@@ -31,10 +31,9 @@ from tokengauge.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from tokengauge.upstream.options import (
+from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
+from tokengauge.upstream.request_body import (
     IMAGE_MIME_TYPES,
-    RESERVED_KEYS,
-    ChatOptions,
     merged_headers,
     object_schema,
     part_text,

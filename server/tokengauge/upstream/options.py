@@ -1,5 +1,4 @@
-"""Chat request options read from VS Code's `toolMode` and `modelOptions`, and the helpers both
-request-body builders share (data parts as text, tool schemas, header merging).
+"""Chat request options read from VS Code's `toolMode` and `modelOptions`.
 
 `modelOptions` is a free dict from whoever calls the model. Known knobs are read under their common
 spellings (`top_p`/`topP`, `max_tokens`/`maxTokens`/...); keys starting with `_` are the caller's
@@ -9,25 +8,13 @@ dropped; every other key is passed into the request body as a provider-specific 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
 import attrs
 
-from tokengauge.counting.request import TEXT_MIME_PREFIXES, is_ephemeral, to_json_text
-from tokengauge.messages import (
-    DataPart,
-    InvalidInput,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolResultPart,
-    UnknownPart,
-    unstructure,
-)
+from tokengauge.messages import InvalidInput
 
 ToolMode = Literal["auto", "required"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
@@ -60,8 +47,6 @@ RESERVED_KEYS: Final = frozenset(
     {"model", "messages", "stream", "stream_options", "tools", "system"}
 )
 REASONING_EFFORTS: Final[tuple[ReasoningEffort, ...]] = ("minimal", "low", "medium", "high")
-IMAGE_MIME_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-EMPTY_OBJECT_SCHEMA: Final[dict[str, Any]] = {"type": "object", "properties": {}}
 
 
 @attrs.frozen
@@ -180,58 +165,3 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
         stop=_stop(stop_key, stop),
         extra=extra,
     )
-
-
-# --- shared by both body builders ---------------------------------------------------------------
-
-
-def data_text(part: DataPart) -> str | None:
-    """The text of a text-like data part (text/*, JSON, XML, YAML), or None for anything else."""
-    if not part.mime_type.startswith(TEXT_MIME_PREFIXES):
-        return None
-    try:
-        return base64.b64decode(part.data, validate=False).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-
-
-def omitted_note(part: DataPart) -> str:
-    """The text that stands in for data the API cannot take."""
-    return f"[{part.mime_type} attachment omitted: this API cannot take it]"
-
-
-def part_text(part: Part) -> str:
-    """A part where only text can go: thinking and ephemeral parts vanish, unknown parts and tool
-    calls become their JSON, data its decoded text or a note."""
-    if isinstance(part, TextPart):
-        return part.value
-    if isinstance(part, ThinkingPart) or is_ephemeral(part):
-        return ""
-    if isinstance(part, DataPart):
-        text = data_text(part)
-        return omitted_note(part) if text is None else text
-    if isinstance(part, UnknownPart):
-        return to_json_text(part.json)
-    if isinstance(part, ToolResultPart):
-        return "".join(part_text(inner) for inner in part.content)
-    return to_json_text(unstructure(part))
-
-
-def object_schema(schema: Any) -> dict[str, Any]:
-    """A tool's input schema as both APIs require it: a JSON object schema (`type: object`)."""
-    if not isinstance(schema, dict) or not schema:
-        return dict(EMPTY_OBJECT_SCHEMA)
-    if "type" not in schema:
-        return {"type": "object", **schema}
-    return schema
-
-
-def merged_headers(*layers: Mapping[str, str]) -> dict[str, str]:
-    """Header layers merged in order; a later layer replaces an earlier header whatever its case."""
-    headers: dict[str, str] = {}
-    for layer in layers:
-        for name, value in layer.items():
-            for existing in [key for key in headers if key.lower() == name.lower()]:
-                del headers[existing]
-            headers[name] = value
-    return headers

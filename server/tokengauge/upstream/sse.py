@@ -1,4 +1,4 @@
-"""SSE framing (through `httpx-sse`) and the JSON helpers both stream parsers share.
+"""SSE framing (through `httpx-sse`), bounded and timed.
 
 Framing is `httpx_sse.EventSource`, used through its public API only, over the body as `body`
 decodes it (bounded decompression). Additions:
@@ -14,12 +14,11 @@ decodes it (bounded decompression). Additions:
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Final
+from typing import Final
 
 import attrs
 import httpx
@@ -31,7 +30,6 @@ from tokengauge.upstream.response_body import EVENT_LIMIT, decoded
 log = logging.getLogger(__name__)
 
 EVENT_STREAM = "text/event-stream"
-_EXCERPT = 200
 
 
 def missing_terminator(tail: bytes) -> bytes:
@@ -131,65 +129,3 @@ async def aiter_events(
     async for event in EventSource(wrapped).aiter_sse():
         progress.moved(event)
         yield event
-
-
-def json_object(data: str) -> dict[str, Any] | None:
-    """`data` parsed as a JSON object (surrounding whitespace allowed), or None."""
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` if it is a JSON object, else an empty one (for `null` and wrong types)."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_int(obj: dict[str, Any], key: str) -> int:
-    """`obj[key]` if it is an integer, else 0."""
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def malformed(data: str) -> str:
-    """The message for a `data:` line that is not the JSON object the dialect promises."""
-    excerpt = data if len(data) <= _EXCERPT else data[:_EXCERPT] + "…"
-    return f"malformed stream data: {excerpt!r}"
-
-
-def error_message(error: Any, fallback: str) -> str:
-    """The human message of an error object (`{"message": …}`), a string, or `fallback`."""
-    if isinstance(error, dict):
-        message = error.get("message")
-        if isinstance(message, str) and message:
-            return message
-        kind = error.get("type") or error.get("code")
-        if kind is not None:
-            return str(kind)
-    if isinstance(error, str) and error:
-        return error
-    return fallback
-
-
-def parse_arguments(arguments: str) -> tuple[bool, Any]:
-    """A tool call's JSON arguments: `(True, value)`, `{}` for none, `(False, raw)` if not JSON."""
-    if not arguments.strip():
-        return True, {}
-    try:
-        return True, json.loads(arguments)
-    except ValueError:
-        return False, arguments
-
-
-def lenient_tool_input(arguments: str, name: str) -> Any:
-    """The tool input of a call the API says is complete: invalid JSON is passed on as the string.
-
-    The model wrote those arguments; the tool (and then the model) is best placed to deal with
-    them, so we pass them on rather than drop the call.
-    """
-    ok, value = parse_arguments(arguments)
-    if not ok:
-        log.warning("tool call %r: arguments are not JSON; passing them on as a string", name)
-    return value
