@@ -123,8 +123,8 @@ STREAMS = sorted(p.name for p in WIRE.glob("*.sse"))
 
 @pytest.mark.parametrize("name", STREAMS)
 def test_parse_stream_prints_the_parsed_events(name: str):
+    from tokengauge.upstream.dialects import parse_stream_file
     from tokengauge.upstream.events import event_json
-    from tokengauge.upstream.parse_stream import parse_stream_file
 
     dialect = "anthropic" if "anthropic" in name else "openai"
     result = run("parse-stream", "--dialect", dialect, str(WIRE / name))

@@ -9,16 +9,9 @@ import pytest
 
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.models.catalog import ModelCatalog
+from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, from_documents, to_documents
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.upstream.discovery import (
-    DiscoveredModel,
-    from_documents,
-    litellm_sizes,
-    ollama_context_length,
-    parse_models_list,
-    to_documents,
-)
+from tokengauge.upstream.discovery import litellm_sizes, ollama_context_length, parse_models_list
 from tokengauge.upstream.http import join_url, server_root
 
 

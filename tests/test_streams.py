@@ -21,11 +21,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokengauge.cli import parse_stream_command
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
+from tokengauge.upstream.dialects import make_parser, parse_stream_file
 from tokengauge.upstream.events import (
     Finish,
     StreamError,
     StreamEvent,
+    StreamParser,
     TextDelta,
     ThinkingDelta,
     ToolCall,
@@ -33,12 +36,6 @@ from tokengauge.upstream.events import (
     event_json,
 )
 from tokengauge.upstream.openai_stream import RESPONSES_API, OpenAIStreamParser
-from tokengauge.upstream.parse_stream import (
-    StreamParser,
-    main_parse_stream,
-    make_parser,
-    parse_stream_file,
-)
 from tokengauge.upstream.sse import aiter_events, iter_file_events, missing_terminator
 
 WIRE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "wire"
@@ -1042,7 +1039,7 @@ def test_anthropic_message_stop_ends_the_stream():
 
 
 def test_parse_stream_prints_json_lines(capsys: pytest.CaptureFixture[str]):
-    assert main_parse_stream("anthropic", WIRE / "anthropic-stream-text.sse") == 0
+    assert parse_stream_command("anthropic", WIRE / "anthropic-stream-text.sse") == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines == [
         {"type": "text", "value": "Hello"},
@@ -1051,7 +1048,9 @@ def test_parse_stream_prints_json_lines(capsys: pytest.CaptureFixture[str]):
 
 
 def test_parse_stream_exits_1_on_an_error(capsys: pytest.CaptureFixture[str]):
-    assert main_parse_stream("anthropic", WIRE / "error-anthropic-overloaded-stream-event.sse") == 1
+    assert (
+        parse_stream_command("anthropic", WIRE / "error-anthropic-overloaded-stream-event.sse") == 1
+    )
     assert json.loads(capsys.readouterr().out) == {"type": "error", "message": "Overloaded"}
 
 
@@ -1061,7 +1060,7 @@ def test_parse_stream_exits_1_on_a_cut_off_capture(
     raw = read("anthropic-stream-thinking.sse")
     path = tmp_path / "cut.sse"
     path.write_bytes(raw[: raw.index(b"\n\n", len(raw) // 2) + 2])
-    assert main_parse_stream("anthropic", path) == 1
+    assert parse_stream_command("anthropic", path) == 1
     last = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert last["type"] == "error"
     assert "message_stop" in last["message"]
@@ -1070,7 +1069,7 @@ def test_parse_stream_exits_1_on_a_cut_off_capture(
 def test_parse_stream_exits_2_when_the_file_cannot_be_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
-    assert main_parse_stream("openai", tmp_path / "missing.sse") == 2
+    assert parse_stream_command("openai", tmp_path / "missing.sse") == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "cannot read" in captured.err

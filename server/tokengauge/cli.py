@@ -3,6 +3,7 @@
 tokengauge [serve]                          run the language server on stdio
 tokengauge count FILE [--model ID] [--json] the breakdown of a request's token count
 tokengauge parse-error FILE [--status N]    classify an API error body (exit 0 if overflow)
+tokengauge parse-stream --dialect D FILE    a captured SSE stream's events as JSON lines
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from tokengauge.ledger.store import LEDGER_DIR, Ledger
 from tokengauge.messages import InvalidInput, Message, unstructure
 from tokengauge.request_file import read_request
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.upstream.parse_stream import main_parse_stream
+from tokengauge.upstream.dialects import StreamDialect, parse_stream_file
+from tokengauge.upstream.events import StreamError, event_json
 
 DEFAULT_MODEL = "gpt-4o"
 CLI_PROVIDER = ProviderSettings(id="cli")
@@ -150,6 +152,23 @@ def parse_error_command(args: argparse.Namespace) -> int:
     return 0 if parsed.kind is ErrorKind.OVERFLOW else 1
 
 
+def parse_stream_command(dialect: StreamDialect, path: str | Path) -> int:
+    """`tokengauge parse-stream`: one JSON object per stream event (the `tokenGauge/chatPart`
+    shapes; the finish reason has none). Exit 0, 1 if the stream reported an error or was cut
+    off, 2 if the file cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        print(f"parse-stream: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    events = parse_stream_file(dialect, data)
+    for event in events:
+        line = event_json(event)
+        if line is not None:
+            print(json.dumps(line))
+    return 1 if any(isinstance(event, StreamError) for event in events) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tokengauge` script and `python -m tokengauge`."""
     args = _parser().parse_args(argv)
@@ -158,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "parse-error":
         return parse_error_command(args)
     if args.command == "parse-stream":
-        return main_parse_stream(args.dialect, args.file)
+        return parse_stream_command(args.dialect, args.file)
     from tokengauge.lsp.server import serve
 
     serve()

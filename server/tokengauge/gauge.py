@@ -26,7 +26,13 @@ from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput, Message, Tool, unstructure
-from tokengauge.models.catalog import ModelCatalog, ModelSpec
+from tokengauge.models.catalog import (
+    DiscoveredModel,
+    ModelCatalog,
+    ModelSpec,
+    from_documents,
+    to_documents,
+)
 from tokengauge.protocol import (
     Breakdown,
     Capabilities,
@@ -41,7 +47,6 @@ from tokengauge.protocol import (
 )
 from tokengauge.settings import ServerSettings
 from tokengauge.status import Status, compact, render_status
-from tokengauge.upstream.discovery import DiscoveredModel, from_documents, to_documents
 
 log = logging.getLogger(__name__)
 

@@ -169,6 +169,22 @@ class DiscoverModelsParams:
 
 
 @attrs.frozen
+class ProviderDiscovery:
+    """One provider's answer to discovery: how many models it lists, or why it could not say."""
+
+    provider_id: str
+    models: int | None
+    error: str | None
+
+
+@attrs.frozen
+class DiscoverModelsResult:
+    """`tokenGauge/discoverModels`' answer: a report per provider with `discover` on."""
+
+    providers: list[ProviderDiscovery]
+
+
+@attrs.frozen
 class WarmCountsParams:
     """`tokenGauge/warmCounts`: the models whose memo the extension fills at activation."""
 

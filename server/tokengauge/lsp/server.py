@@ -23,7 +23,6 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
 from tokengauge.chat import ChatError, ChatRunner
-from tokengauge.discovery_service import refresh_discovery
 from tokengauge.gauge import Gauge
 from tokengauge.jsontext import TreeError, check_tree
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
@@ -35,13 +34,16 @@ from tokengauge.protocol import (
     ChatParams,
     CountTokensParams,
     DiscoverModelsParams,
+    DiscoverModelsResult,
     ModelScales,
+    ProviderDiscovery,
     RecordErrorParams,
     RecordUsageParams,
     WarmCountsParams,
 )
 from tokengauge.settings import ServerSettings, parse_settings
 from tokengauge.status import Status
+from tokengauge.upstream.discovery import discover_providers
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.retry import RetryPolicy
 
@@ -275,10 +277,23 @@ def create_server() -> TokenGaugeServer:
     async def discover(ls: TokenGaugeServer, params: Any) -> Any:
         with invalid_params():
             request = params_as(params or {}, DiscoverModelsParams)
-        report, changed = await refresh_discovery(ls.gauge, ls.chats.client, request.credentials)
+        keys = {provider: c.api_key for provider, c in request.credentials.items()}
+        listings = await discover_providers(ls.chats.client, ls.gauge.settings.providers, keys)
+        changed = False
+        for listing in listings:
+            if listing.models is not None:
+                changed |= ls.gauge.apply_discovery(listing.provider_id, listing.models)
         if changed:
             ls.send_models_changed()
-        return {"providers": report}
+        reports = [
+            ProviderDiscovery(
+                listing.provider_id,
+                None if listing.models is None else len(listing.models),
+                listing.error,
+            )
+            for listing in listings
+        ]
+        return unstructure(DiscoverModelsResult(reports))
 
     @server.feature(protocol.CHAT)
     async def chat(ls: TokenGaugeServer, params: Any) -> Any:

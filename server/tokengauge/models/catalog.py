@@ -3,14 +3,15 @@
 A configured field wins; a missing one comes from what the provider's API said (discovery), then
 from `known_models`; a model that is in none of them gets conservative defaults (and a logged
 warning), since a too-large window would overflow. Discovered models that are not configured are
-offered too when their provider has `discover` on.
+offered too when their provider has `discover` on; what discovery found is kept in the ledger as
+documents (`to_documents`, `from_documents`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -18,12 +19,39 @@ from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
 from tokengauge.models.known import KnownModel, lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
-from tokengauge.upstream.discovery import DiscoveredModel
 
 log = logging.getLogger(__name__)
 
 FALLBACK_CONTEXT_WINDOW: Final = 32_768
 FALLBACK_MAX_OUTPUT_TOKENS: Final = 4_096
+
+
+@attrs.frozen
+class DiscoveredModel:
+    """A model the provider lists, with whatever sizes it told us."""
+
+    id: str
+    name: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+
+
+def to_documents(models: Iterable[DiscoveredModel]) -> list[dict[str, Any]]:
+    """Discovered models as JSON for the ledger."""
+    return [attrs.asdict(model) for model in models]
+
+
+def from_documents(documents: Any) -> list[DiscoveredModel]:
+    """Discovered models back from the ledger (bad entries dropped)."""
+    if not isinstance(documents, list):
+        return []
+    models = []
+    for document in documents:
+        try:
+            models.append(DiscoveredModel(**document))
+        except TypeError:
+            continue
+    return models
 
 
 class UnknownModelError(LookupError):

@@ -2,12 +2,14 @@
 
 `openai` covers every Chat Completions server (OpenAI, Azure, OpenRouter, Vercel AI Gateway,
 DeepSeek, Groq, Ollama, LM Studio, vLLM, llama.cpp); `anthropic` is the native Messages API.
+A captured stream of either parses offline as the chat loop would parse it live
+(`parse_stream_file`, behind `tokengauge parse-stream`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 import attrs
@@ -17,7 +19,7 @@ from tokengauge.models.catalog import ModelSpec
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import StreamParser
+from tokengauge.upstream.events import StreamError, StreamEvent, StreamParser
 from tokengauge.upstream.http import join_url
 from tokengauge.upstream.openai_request import (
     build_openai_body,
@@ -26,8 +28,11 @@ from tokengauge.upstream.openai_request import (
 )
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
+from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
+StreamDialect = Literal["openai", "anthropic"]
+_TERMINAL: Final[dict[str, str]] = {"openai": "data: [DONE]", "anthropic": "message_stop"}
 
 
 @attrs.frozen
@@ -103,3 +108,26 @@ def dialect_for(model: ModelSpec) -> Dialect:
     if model.provider.dialect == "anthropic":
         return Dialect("anthropic", anthropic_url, _anthropic_body, AnthropicStreamParser)
     return Dialect("openai", openai_url, _openai_body, OpenAIStreamParser)
+
+
+def make_parser(dialect: StreamDialect) -> StreamParser:
+    """A fresh parser for one response in `dialect`."""
+    if dialect == "openai":
+        return OpenAIStreamParser()
+    if dialect == "anthropic":
+        return AnthropicStreamParser()
+    raise ValueError(f"unknown stream dialect {dialect!r} (expected 'openai' or 'anthropic')")
+
+
+def parse_stream_file(dialect: StreamDialect, data: bytes) -> list[StreamEvent]:
+    """Every stream event of a captured stream, ending with an error if it was cut off (a
+    capture that stops before its terminal event without having reported an error)."""
+    parser = make_parser(dialect)
+    events: list[StreamEvent] = []
+    for sse in iter_file_events(data):
+        events += parser.feed(sse.event, sse.data)
+    events += parser.finish()
+    if not parser.ended and not any(isinstance(event, StreamError) for event in events):
+        terminal = _TERMINAL[dialect]
+        events.append(StreamError(f"the stream ended before {terminal}: it is incomplete"))
+    return events

@@ -3,8 +3,9 @@
 `GET {baseUrl}/models` for every OpenAI-compatible provider, reading the sizes the gateways add
 (OpenRouter `context_length` and `top_provider`, Vercel AI Gateway `context_window`/`max_tokens`,
 LiteLLM-style `max_input_tokens`). Ollama's `/api/show` gives `<arch>.context_length`; a LiteLLM
-proxy's `/model/info` gives `max_input_tokens`. Failures are the caller's to log: discovery only
-adds to configuration, it never blocks a chat.
+proxy's `/model/info` gives `max_input_tokens`. `discover_providers` asks every provider with
+`discover` on, each with its own key; a failure is logged and reported with its reason, never
+raised: discovery only adds to configuration, it never blocks a chat.
 """
 
 from __future__ import annotations
@@ -18,24 +19,18 @@ from urllib.parse import urlsplit
 import attrs
 import httpx
 
+from tokengauge.messages import InvalidInput
+from tokengauge.models.catalog import DiscoveredModel
 from tokengauge.settings import ProviderSettings
+from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.errors import UpstreamError
-from tokengauge.upstream.http import get_json, join_url, server_root
+from tokengauge.upstream.http import get_json, join_url, server_root, timeouts_of
+from tokengauge.upstream.redact import redact
 
 log = logging.getLogger(__name__)
 
 OLLAMA_PORT = 11434
 OLLAMA_SHOW_CONCURRENCY = 4
-
-
-@attrs.frozen
-class DiscoveredModel:
-    """A model the provider lists, with whatever sizes it told us."""
-
-    id: str
-    name: str | None = None
-    context_window: int | None = None
-    max_output_tokens: int | None = None
 
 
 def _positive_int(value: Any) -> int | None:
@@ -183,19 +178,43 @@ async def discover_models(
     return models
 
 
-def to_documents(models: Iterable[DiscoveredModel]) -> list[dict[str, Any]]:
-    """Discovered models as JSON for the ledger."""
-    return [attrs.asdict(model) for model in models]
+@attrs.frozen
+class Listing:
+    """What one provider's discovery came to: the models it lists, or why it could not say."""
+
+    provider_id: str
+    models: list[DiscoveredModel] | None = None
+    error: str | None = None
 
 
-def from_documents(documents: Any) -> list[DiscoveredModel]:
-    """Discovered models back from the ledger (bad entries dropped)."""
-    if not isinstance(documents, list):
-        return []
-    models = []
-    for document in documents:
-        try:
-            models.append(DiscoveredModel(**document))
-        except TypeError:
+async def discover_providers(
+    client: httpx.AsyncClient,
+    providers: Iterable[ProviderSettings],
+    keys: Mapping[str, str | None],
+) -> list[Listing]:
+    """Ask each provider with `discover` on, with its key from `keys` (by provider id)."""
+    listings: list[Listing] = []
+    for provider in providers:
+        if not provider.discover:
             continue
-    return models
+        key = keys.get(provider.id)
+        limit = timeouts_of(client).listing
+        reason: str | None = None
+        try:
+            models = await asyncio.wait_for(
+                discover_models(client, provider, provider_headers(provider, key)), limit
+            )
+        except asyncio.TimeoutError:
+            reason = f"no complete answer within {limit:g} s"
+        except (httpx.HTTPError, UpstreamError, InvalidInput) as exc:
+            reason = redact(f"{type(exc).__name__}: {exc}", key)
+        if reason is not None:
+            log.warning(
+                "model discovery for %s failed (%s); using configured models", provider.id, reason
+            )
+            listings.append(Listing(provider.id, error=reason))
+            continue
+        sized = sum(1 for model in models if model.context_window)
+        log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)
+        listings.append(Listing(provider.id, models))
+    return listings
