@@ -44,12 +44,12 @@ from tokengauge.messages import (
     Tool,
     ToolCallPart,
     ToolResultPart,
+    Usage,
 )
 from tokengauge.messages import unstructure as to_json
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
 from tokengauge.upstream.dialects import dialect_for, provider_headers
 from tokengauge.upstream.errors import HttpStatusError, UpstreamError
-from tokengauge.upstream.events import UsageReport
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions
 
@@ -278,23 +278,23 @@ class DirectSender:
 
     async def _stream(
         self, messages: Sequence[Message], tools: Sequence[Tool], max_tokens: int
-    ) -> UsageReport | None:
+    ) -> Usage | None:
         dialect = dialect_for(self.model)
         body: Any = dialect.body(self.model, messages, tools, ChatOptions(), max_tokens)
         url = dialect.url(self.model.provider.base_url)
         parser = dialect.parser()
-        usage: UsageReport | None = None
+        usage: Usage | None = None
         headers = provider_headers(self.model.provider, None)
         async with open_sse(self.client, url, headers, body) as events:
             async for sse in events:
                 for event in parser.feed(sse.event, sse.data):
-                    if isinstance(event, UsageReport):
+                    if isinstance(event, Usage):
                         usage = event
                 if parser.ended:
                     await drain(events)
                     break
         for event in parser.finish():
-            if isinstance(event, UsageReport):
+            if isinstance(event, Usage):
                 usage = event
         return usage
 

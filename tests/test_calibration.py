@@ -21,12 +21,12 @@ from tests.upstream.config import ModelBehavior
 from tests.upstream.model import count_prompt
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import parse_overflow_error
-from tokengauge.calibration.estimates import ACTUAL_MARGIN, Usage, largest_remainder, scaled
+from tokengauge.calibration.estimates import ACTUAL_MARGIN, largest_remainder, scaled
 from tokengauge.calibration.fit import BOUNDS, COMPONENTS
 from tokengauge.counting.scales import copilot_tools
 from tokengauge.gauge import COPILOT_MESSAGE_OVERHEAD, Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart, Usage
 from tokengauge.protocol import RecordErrorParams, RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.dialects import dialect_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokengauge.chat import openai_usage
-from tokengauge.upstream.events import UsageReport
+from tokengauge.messages import Usage
 from tokengauge.upstream.retry import RetryPolicy, retry_after_seconds
 
 
@@ -39,13 +39,13 @@ def test_retry_after_header(headers: dict[str, str], expected: float | None):
 
 
 def test_openai_usage_shape():
-    usage = UsageReport(
-        input_tokens=100,
+    usage = Usage(
+        total_input_tokens=1050,
         output_tokens=20,
+        input_tokens=100,
         cache_read_tokens=900,
         cache_write_tokens=50,
         reasoning_tokens=7,
-        total_input_tokens=1050,
     )
     assert openai_usage(usage) == {
         "prompt_tokens": 1050,

@@ -23,8 +23,6 @@ from tokengauge.counting.request import (
     RequestCounter,
     TextCount,
     ToolWalk,
-    countable_parts,
-    is_ephemeral,
     message_digest,
     walk_strings,
 )
@@ -39,6 +37,8 @@ from tokengauge.messages import (
     ToolCallPart,
     ToolResultPart,
     UnknownPart,
+    countable_parts,
+    is_ephemeral,
 )
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tokengauge.calibration.estimates import Usage
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, TextPart, Tool
+from tokengauge.messages import Message, TextPart, Tool, Usage
 from tokengauge.protocol import RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 

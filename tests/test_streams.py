@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokengauge.cli import parse_stream_command
+from tokengauge.messages import Usage
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
 from tokengauge.upstream.dialects import make_parser, parse_stream_file
 from tokengauge.upstream.events import (
@@ -32,7 +33,6 @@ from tokengauge.upstream.events import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    UsageReport,
     event_json,
 )
 from tokengauge.upstream.openai_stream import RESPONSES_API, OpenAIStreamParser
@@ -145,7 +145,7 @@ class Expected:
     thinking: str = ""
     signatures: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: UsageReport | None = None
+    usage: Usage | None = None
     finish: str | None = None
     errors: tuple[str, ...] = ()
     ended: bool = True
@@ -162,7 +162,7 @@ CASES = [
         Expected(
             shape=("text", "usage", "finish"),
             text=OPENAI_TEXT,
-            usage=UsageReport(87, 26, total_input_tokens=87),
+            usage=Usage(total_input_tokens=87, output_tokens=26, input_tokens=87),
             finish="stop",
         ),
         id="openai-text",
@@ -175,7 +175,7 @@ CASES = [
             tool_calls=(
                 ToolCall("call_1EYWDzueHEp8OsB8jJSEp7WB", "multiply", {"a": 1231, "b": 2331}),
             ),
-            usage=UsageReport(54, 20, total_input_tokens=54),
+            usage=Usage(total_input_tokens=54, output_tokens=20, input_tokens=54),
             finish="tool_calls",
         ),
         id="openai-toolcall",
@@ -187,7 +187,7 @@ CASES = [
             # No finish_reason ever arrives; none is invented. [DONE] flushes the call.
             shape=("tool", "usage"),
             tool_calls=(ToolCall("0", "llm_version", {}),),
-            usage=UsageReport(57, 17, total_input_tokens=57),
+            usage=Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
         ),
         id="openrouter-toolcall-no-finish-reason",
     ),
@@ -198,8 +198,12 @@ CASES = [
             # Grok's reasoning is encrypted (reasoning_details only): no thinking text.
             shape=("text", "usage", "finish"),
             text=GROK_TEXT,
-            usage=UsageReport(
-                687, 187, cache_read_tokens=679, reasoning_tokens=118, total_input_tokens=687
+            usage=Usage(
+                total_input_tokens=687,
+                output_tokens=187,
+                input_tokens=687,
+                cache_read_tokens=679,
+                reasoning_tokens=118,
             ),
             finish="stop",
         ),
@@ -212,7 +216,9 @@ CASES = [
             # finish_reason "length" came before the error: it is dropped, the error stands.
             shape=("thinking", "error", "usage"),
             thinking="We need to respond to a greeting. The user",
-            usage=UsageReport(43, 10, reasoning_tokens=11, total_input_tokens=43),
+            usage=Usage(
+                total_input_tokens=43, output_tokens=10, input_tokens=43, reasoning_tokens=11
+            ),
             errors=("Token limit reached",),
         ),
         id="openrouter-midstream-error",
@@ -224,7 +230,9 @@ CASES = [
             shape=("thinking", "text", "usage", "finish"),
             text=DEEPSEEK_TEXT,
             thinking=DEEPSEEK_THINKING,
-            usage=UsageReport(6, 212, reasoning_tokens=198, total_input_tokens=6),
+            usage=Usage(
+                total_input_tokens=6, output_tokens=212, input_tokens=6, reasoning_tokens=198
+            ),
             finish="stop",
         ),
         id="deepseek-reasoning",
@@ -245,7 +253,7 @@ CASES = [
         Expected(
             shape=("text", "usage", "finish"),
             text="Hello",
-            usage=UsageReport(10, 4, total_input_tokens=10),
+            usage=Usage(total_input_tokens=10, output_tokens=4, input_tokens=10),
             finish="end_turn",
         ),
         id="anthropic-text",
@@ -258,7 +266,7 @@ CASES = [
             text=PELICAN_TEXT,
             thinking=PELICAN_THINKING,
             signatures=(PELICAN_SIGNATURE,),
-            usage=UsageReport(46, 133, total_input_tokens=46),
+            usage=Usage(total_input_tokens=46, output_tokens=133, input_tokens=46),
             finish="end_turn",
         ),
         id="anthropic-thinking",
@@ -271,7 +279,7 @@ CASES = [
             text=LONG_TEXT,
             thinking=LONG_THINKING,
             signatures=(LONG_SIGNATURE,),
-            usage=UsageReport(43, 282, total_input_tokens=43),
+            usage=Usage(total_input_tokens=43, output_tokens=282, input_tokens=43),
             finish="end_turn",
         ),
         id="anthropic-thinking-long",
@@ -284,7 +292,9 @@ CASES = [
             thinking=VERSION_THINKING,
             signatures=(VERSION_SIGNATURE,),
             tool_calls=(ToolCall("toolu_01825dXWLSoJwCst1qTsiWdb", "fixed_version", {}),),
-            usage=UsageReport(598, 92, reasoning_tokens=53, total_input_tokens=598),
+            usage=Usage(
+                total_input_tokens=598, output_tokens=92, input_tokens=598, reasoning_tokens=53
+            ),
             finish="tool_use",
         ),
         id="anthropic-thinking-tooluse",
@@ -295,7 +305,7 @@ CASES = [
         Expected(
             shape=("tool", "usage", "finish"),
             tool_calls=(ToolCall("toolu_01CzN6riCPqw4pVSuTd9Dwn7", "pelican_name_generator", {}),),
-            usage=UsageReport(543, 40, total_input_tokens=543),
+            usage=Usage(total_input_tokens=543, output_tokens=40, input_tokens=543),
             finish="tool_use",
         ),
         id="anthropic-tooluse-empty-input",
@@ -309,7 +319,7 @@ CASES = [
                 ToolCall("toolu_01LtHJmixrs9NcWQkK8hu8hj", "pelican_name_generator", {}),
                 ToolCall("toolu_01N8a4jWyf116qKTMqKKmjyt", "pelican_name_generator", {}),
             ),
-            usage=UsageReport(542, 62, total_input_tokens=542),
+            usage=Usage(total_input_tokens=542, output_tokens=62, input_tokens=542),
             finish="tool_use",
         ),
         id="anthropic-tooluse-parallel",
@@ -322,7 +332,9 @@ CASES = [
             # the compacted context; the first iteration read our prompt: 100 + 55096 cached.
             shape=("text", "usage", "finish"),
             text="Hello! 👋",
-            usage=UsageReport(100, 8, cache_read_tokens=55096, total_input_tokens=55196),
+            usage=Usage(
+                total_input_tokens=55196, output_tokens=8, input_tokens=100, cache_read_tokens=55096
+            ),
             finish="end_turn",
         ),
         id="anthropic-cache-read-compaction",
@@ -339,7 +351,11 @@ EXACT = [
     pytest.param(
         "anthropic-stream-text.sse",
         "anthropic",
-        [TextDelta("Hello"), UsageReport(10, 4, total_input_tokens=10), Finish("end_turn")],
+        [
+            TextDelta("Hello"),
+            Usage(total_input_tokens=10, output_tokens=4, input_tokens=10),
+            Finish("end_turn"),
+        ],
         id="anthropic-text",
     ),
     pytest.param(
@@ -349,7 +365,9 @@ EXACT = [
             TextDelta("Hello!"),
             TextDelta(" "),
             TextDelta("👋"),
-            UsageReport(100, 8, cache_read_tokens=55096, total_input_tokens=55196),
+            Usage(
+                total_input_tokens=55196, output_tokens=8, input_tokens=100, cache_read_tokens=55096
+            ),
             Finish("end_turn"),
         ],
         id="anthropic-cache-read",
@@ -365,7 +383,7 @@ EXACT = [
         "openai",
         [
             ToolCall("call_1EYWDzueHEp8OsB8jJSEp7WB", "multiply", {"a": 1231, "b": 2331}),
-            UsageReport(54, 20, total_input_tokens=54),
+            Usage(total_input_tokens=54, output_tokens=20, input_tokens=54),
             Finish("tool_calls"),
         ],
         id="openai-toolcall",
@@ -373,7 +391,10 @@ EXACT = [
     pytest.param(
         "openrouter-chat-stream-toolcall.sse",
         "openai",
-        [ToolCall("0", "llm_version", {}), UsageReport(57, 17, total_input_tokens=57)],
+        [
+            ToolCall("0", "llm_version", {}),
+            Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
+        ],
         id="openrouter-toolcall",
     ),
 ]
@@ -382,7 +403,7 @@ KINDS: dict[type, str] = {
     TextDelta: "text",
     ThinkingDelta: "thinking",
     ToolCall: "tool",
-    UsageReport: "usage",
+    Usage: "usage",
     StreamError: "error",
     Finish: "finish",
 }
@@ -425,7 +446,7 @@ def parse(dialect: Any, data: bytes) -> tuple[list[StreamEvent], bool]:
 
 def assert_honest(events: Sequence[StreamEvent]) -> None:
     """One usage at most, one finish at most and last, and no finish at all after an error."""
-    assert sum(isinstance(e, UsageReport) for e in events) <= 1
+    assert sum(isinstance(e, Usage) for e in events) <= 1
     finishes = [i for i, e in enumerate(events) if isinstance(e, Finish)]
     assert len(finishes) <= 1
     if finishes:
@@ -451,7 +472,7 @@ def test_capture(name: str, dialect: str, expected: Expected):
     assert all(e.value for e in thinking if e.signature is None)
     assert tuple(e.signature for e in thinking if e.signature is not None) == expected.signatures
     assert tuple(e for e in events if isinstance(e, ToolCall)) == expected.tool_calls
-    usage = [e for e in events if isinstance(e, UsageReport)]
+    usage = [e for e in events if isinstance(e, Usage)]
     assert usage == ([expected.usage] if expected.usage else [])
     finish = [e.reason for e in events if isinstance(e, Finish)]
     assert finish == ([expected.finish] if expected.finish else [])
@@ -769,12 +790,12 @@ def test_a_repeated_finish_reason_finishes_once():
     [
         pytest.param(
             [chunk(usage=None), json.dumps({"choices": [], "usage": {"prompt_tokens": 5}})],
-            UsageReport(5, 0, total_input_tokens=5),
+            Usage(total_input_tokens=5, output_tokens=0, input_tokens=5),
             id="null-then-empty-choices",
         ),
         pytest.param(
             [chunk(finish="stop", usage={"prompt_tokens": 9, "completion_tokens": 3})],
-            UsageReport(9, 3, total_input_tokens=9),
+            Usage(total_input_tokens=9, output_tokens=3, input_tokens=9),
             id="with-finish-reason",
         ),
         pytest.param(
@@ -782,12 +803,12 @@ def test_a_repeated_finish_reason_finishes_once():
                 chunk(usage={"prompt_tokens": 9, "completion_tokens": 1}),
                 chunk(usage={"prompt_tokens": 9, "completion_tokens": 4}),
             ],
-            UsageReport(9, 4, total_input_tokens=9),
+            Usage(total_input_tokens=9, output_tokens=4, input_tokens=9),
             id="cumulative-latest-wins",
         ),
         pytest.param(
             [chunk(usage={"prompt_tokens": 10, "prompt_cache_hit_tokens": 8})],
-            UsageReport(10, 0, cache_read_tokens=8, total_input_tokens=10),
+            Usage(total_input_tokens=10, output_tokens=0, input_tokens=10, cache_read_tokens=8),
             id="deepseek-cache-hit",
         ),
         pytest.param(
@@ -801,15 +822,22 @@ def test_a_repeated_finish_reason_finishes_once():
                     }
                 )
             ],
-            UsageReport(10, 7, 6, 2, 5, 10),
+            Usage(
+                total_input_tokens=10,
+                output_tokens=7,
+                input_tokens=10,
+                cache_read_tokens=6,
+                cache_write_tokens=2,
+                reasoning_tokens=5,
+            ),
             id="details",
         ),
     ],
 )
-def test_openai_usage_is_reported_once_at_the_end(chunks: list[str], usage: UsageReport):
+def test_openai_usage_is_reported_once_at_the_end(chunks: list[str], usage: Usage):
     events = feed_all(OpenAIStreamParser(), [*chunks, "[DONE]"])
-    assert [e for e in events if isinstance(e, UsageReport)] == [usage]
-    assert isinstance(events[-1], (UsageReport, Finish))
+    assert [e for e in events if isinstance(e, Usage)] == [usage]
+    assert isinstance(events[-1], (Usage, Finish))
 
 
 def test_openai_reasoning_refusal_and_other_choices():
@@ -892,7 +920,17 @@ def test_anthropic_usage_merges_start_and_delta():
     events = feed_all(
         AnthropicStreamParser(), [START, stop_reason("end_turn", output_tokens=7), STOP]
     )
-    assert events == [UsageReport(10, 7, 20, 5, 0, 35), Finish("end_turn")]
+    assert events == [
+        Usage(
+            total_input_tokens=35,
+            output_tokens=7,
+            input_tokens=10,
+            cache_read_tokens=20,
+            cache_write_tokens=5,
+            reasoning_tokens=0,
+        ),
+        Finish("end_turn"),
+    ]
 
 
 def test_anthropic_message_delta_input_fields_win():
@@ -900,7 +938,17 @@ def test_anthropic_message_delta_input_fields_win():
         AnthropicStreamParser(),
         [START, stop_reason("max_tokens", input_tokens=12, cache_read_input_tokens=0), STOP],
     )
-    assert events == [UsageReport(12, 1, 0, 5, 0, 17), Finish("max_tokens")]
+    assert events == [
+        Usage(
+            total_input_tokens=17,
+            output_tokens=1,
+            input_tokens=12,
+            cache_read_tokens=0,
+            cache_write_tokens=5,
+            reasoning_tokens=0,
+        ),
+        Finish("max_tokens"),
+    ]
 
 
 def test_anthropic_tool_input_is_concatenated():
@@ -990,7 +1038,16 @@ def test_anthropic_cut_off_inside_a_tool_use(caplog: pytest.LogCaptureFixture):
     parser = AnthropicStreamParser()
     with caplog.at_level(logging.WARNING):
         events = feed_all(parser, [START, tool_start(0), json_delta(0, '{"a": ')])
-    assert events == [UsageReport(10, 1, 20, 5, 0, 35)]  # what the API did read is still real
+    assert events == [
+        Usage(
+            total_input_tokens=35,
+            output_tokens=1,
+            input_tokens=10,
+            cache_read_tokens=20,
+            cache_write_tokens=5,
+            reasoning_tokens=0,
+        )
+    ]  # what the API did read is still real
     assert parser.ended is False
     assert "cut off" in caplog.text
 
@@ -1043,7 +1100,7 @@ def test_parse_stream_prints_json_lines(capsys: pytest.CaptureFixture[str]):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert lines == [
         {"type": "text", "value": "Hello"},
-        event_json(UsageReport(10, 4, total_input_tokens=10)),
+        event_json(Usage(total_input_tokens=10, output_tokens=4, input_tokens=10)),
     ]
 
 

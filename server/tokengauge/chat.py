@@ -21,10 +21,10 @@ import httpx
 
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
-from tokengauge.calibration.estimates import RequestEstimate, Usage
+from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.gauge import Gauge
-from tokengauge.messages import Message
+from tokengauge.messages import Message, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
 from tokengauge.status import Status, compact, with_trim
@@ -42,7 +42,6 @@ from tokengauge.upstream.events import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    UsageReport,
     event_json,
 )
 from tokengauge.upstream.http import drain, open_sse
@@ -71,7 +70,7 @@ class ChatSink(Protocol):
     def calibration_changed(self, model_id: str) -> None: ...
 
 
-def openai_usage(usage: UsageReport) -> dict[str, Any]:
+def openai_usage(usage: Usage) -> dict[str, Any]:
     """The OpenAI-style usage JSON that Copilot reads from a `usage` data part."""
     return {
         "prompt_tokens": usage.total_input_tokens,
@@ -87,7 +86,7 @@ class _Attempt:
     """What one try has produced so far."""
 
     parts: int = 0
-    usage: UsageReport | None = None
+    usage: Usage | None = None
     finish: str | None = None
 
 
@@ -270,7 +269,7 @@ class ChatRunner:
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
                 progress.parts += 1
                 self.sink.part(chat.params.request_id, part)
-        elif isinstance(event, UsageReport):
+        elif isinstance(event, Usage):
             progress.usage = event
         elif isinstance(event, Finish):
             progress.finish = event.reason
@@ -291,24 +290,12 @@ class ChatRunner:
         usage = progress.usage
         if usage is None:
             log.warning("%s sent no usage; nothing learned from this response", model.id)
-            usage = UsageReport(
+            usage = Usage(
                 input_tokens=estimate.total, output_tokens=0, total_input_tokens=estimate.total
             )
         else:
             self.gauge.record_usage(
-                RecordUsageParams(
-                    model.id,
-                    chat.messages,
-                    Usage(
-                        total_input_tokens=usage.total_input_tokens,
-                        output_tokens=usage.output_tokens,
-                        cache_read_tokens=usage.cache_read_tokens,
-                        cache_write_tokens=usage.cache_write_tokens,
-                        reasoning_tokens=usage.reasoning_tokens,
-                    ),
-                    params.tools,
-                ),
-                estimate,
+                RecordUsageParams(model.id, chat.messages, usage, params.tools), estimate
             )
             self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown

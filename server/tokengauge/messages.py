@@ -2,13 +2,16 @@
 
 Python names are snake_case; on the wire every field is camelCase. Input from the extension is
 structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path.
+Also here: the rules every reader of parts shares (VS Code's ephemeral data parts, text-like MIME
+types, JSON as an API sees it) and the token usage an API reports for a response.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -100,6 +103,49 @@ class Tool:
 
 
 CountInput = Union[str, Message]  # noqa: UP007
+
+
+@attrs.frozen
+class Usage:
+    """Token usage of one response as the API reported it.
+
+    `total_input_tokens` is everything the model read (Anthropic: input + cache read + cache
+    write); `input_tokens` is what the API itself calls input (Anthropic leaves cache reads and
+    writes out of it, Chat Completions does not).
+    """
+
+    total_input_tokens: int
+    output_tokens: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", "stateful_marker", "usage"})
+TEXT_MIME_PREFIXES: Final = ("text/", "application/json", "application/xml", "application/x-yaml")
+
+
+def is_ephemeral(part: Part) -> bool:
+    """True for data parts that only carry VS Code bookkeeping."""
+    return isinstance(part, DataPart) and part.mime_type in EPHEMERAL_MIME_TYPES
+
+
+def countable_parts(parts: Sequence[Part]) -> list[Part]:
+    """The parts with ephemeral data parts removed, also inside tool results."""
+    kept: list[Part] = []
+    for part in parts:
+        if is_ephemeral(part):
+            continue
+        if isinstance(part, ToolResultPart):
+            part = attrs.evolve(part, content=countable_parts(part.content))
+        kept.append(part)
+    return kept
+
+
+def to_json_text(value: Any) -> str:
+    """JSON as an API would see it; keys unsorted, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class InvalidInput(ValueError):

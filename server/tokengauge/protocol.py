@@ -9,9 +9,8 @@ from typing import Any, Final
 
 import attrs
 
-from tokengauge.calibration.estimates import Usage
 from tokengauge.counting.scales import Scales
-from tokengauge.messages import CountInput, Message, Tool
+from tokengauge.messages import CountInput, Message, Tool, Usage
 
 MODELS: Final = "tokenGauge/models"
 COUNT_TOKENS: Final = "tokenGauge/countTokens"

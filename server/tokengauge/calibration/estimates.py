@@ -45,7 +45,7 @@ from tokengauge.counting.scales import (
     tool_scale,
 )
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, Tool
+from tokengauge.messages import Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -87,18 +87,6 @@ def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
     for index in by_remainder[: total - sum(shares)]:
         shares[index] += 1
     return shares
-
-
-@attrs.frozen
-class Usage:
-    """Token usage of one response, as the API reported it."""
-
-    total_input_tokens: int
-    """Everything the model read (Anthropic: input + cache read + cache write)."""
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
 
 
 @attrs.frozen

@@ -19,8 +19,15 @@ from typing import Final
 import tiktoken
 
 from tokengauge.counting.images import ImageRule, image_tokens
-from tokengauge.counting.request import countable_parts, to_json_text
-from tokengauge.messages import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.messages import (
+    DataPart,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    countable_parts,
+    to_json_text,
+)
 
 COPILOT_ENCODING: Final = "o200k_base"
 BASE_TOKENS_PER_MESSAGE: Final = 3

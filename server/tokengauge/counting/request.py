@@ -4,10 +4,9 @@ Nothing here knows about calibration or LSP: a `RequestCounter` turns DESIGN §3
 tiktoken counts split by what calibration learns separately — CJK text (whose ratio to the API's
 tokenizer differs most from other text), the rest of the text, and the tools' JSON — plus the
 strings Copilot Chat counts for those tools (`ToolWalk`). Structural overheads (per message, per
-request) are not counted here: calibration learns them. Data parts whose MIME type marks them as
-VS Code's ephemeral bookkeeping (`cache_control`, `stateful_marker`, `usage`) cost nothing and are
-left out of digests, as are tool-call ids (Copilot counts a message with its internal id and sends
-it without).
+request) are not counted here: calibration learns them. VS Code's ephemeral data parts
+(`messages.is_ephemeral`) cost nothing and are left out of digests, as are tool-call ids (Copilot
+counts a message with its internal id and sends it without).
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ from cachetools import LRUCache
 from tokengauge.counting.images import ImageRule, image_tokens
 from tokengauge.counting.text import TextCounter
 from tokengauge.messages import (
+    EPHEMERAL_MIME_TYPES,
+    TEXT_MIME_PREFIXES,
     DataPart,
     Message,
     Part,
@@ -38,33 +39,16 @@ from tokengauge.messages import (
     ToolResultPart,
     UnknownPart,
     converter,
+    countable_parts,
+    to_json_text,
 )
 
-EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", "stateful_marker", "usage"})
-TEXT_MIME_PREFIXES: Final = ("text/", "application/json", "application/xml", "application/x-yaml")
 BASE64_CHARS_PER_TOKEN: Final = 4  # one token per 3 bytes of binary data
 CJK_RUN: Final = re.compile(
     "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
 )
 """CJK punctuation, kana, ideographs, Hangul and full-width forms, in runs."""
 CJK_CACHE_SIZE: Final = 2000
-
-
-def is_ephemeral(part: Part) -> bool:
-    """True for data parts that only carry VS Code bookkeeping."""
-    return isinstance(part, DataPart) and part.mime_type in EPHEMERAL_MIME_TYPES
-
-
-def countable_parts(parts: Sequence[Part]) -> list[Part]:
-    """The parts with ephemeral data parts removed, also inside tool results."""
-    kept: list[Part] = []
-    for part in parts:
-        if is_ephemeral(part):
-            continue
-        if isinstance(part, ToolResultPart):
-            part = attrs.evolve(part, content=countable_parts(part.content))
-        kept.append(part)
-    return kept
 
 
 def _without_call_ids(parts: Sequence[Part]) -> list[Part]:
@@ -84,11 +68,6 @@ def message_digest(message: Message) -> str:
     canonical = {"role": message.role, "parts": converter.unstructure(parts, list[Part])}
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def to_json_text(value: Any) -> str:
-    """JSON as an API would see it; keys unsorted, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def tool_json(tool: Tool) -> str:

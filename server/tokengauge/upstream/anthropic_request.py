@@ -23,8 +23,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from tokengauge.counting.request import is_ephemeral
-from tokengauge.messages import DataPart, Message, Part, Role, Tool, ToolCallPart, ToolResultPart
+from tokengauge.messages import (
+    DataPart,
+    Message,
+    Part,
+    Role,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    is_ephemeral,
+)
 from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
 from tokengauge.upstream.request_body import (
     IMAGE_MIME_TYPES,

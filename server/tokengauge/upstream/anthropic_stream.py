@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokengauge.messages import Usage
 from tokengauge.upstream.events import (
     Finish,
     StreamError,
@@ -33,7 +34,6 @@ from tokengauge.upstream.events import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    UsageReport,
     as_dict,
     as_int,
     error_message,
@@ -204,10 +204,10 @@ class AnthropicStreamParser:
             for key in _INPUT_SIDE:
                 self._usage[key] = as_int(iterations[0], key)
 
-    def _usage_report(self) -> UsageReport:
+    def _usage_report(self) -> Usage:
         usage = self._usage
         inputs = [usage.get(key, 0) for key in _INPUT_SIDE]
-        return UsageReport(
+        return Usage(
             input_tokens=inputs[0],
             output_tokens=usage.get("output_tokens", 0),
             cache_read_tokens=inputs[1],

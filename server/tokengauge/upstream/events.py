@@ -13,6 +13,8 @@ from typing import Any, Final, Protocol, Union
 
 import attrs
 
+from tokengauge.messages import Usage
+
 log = logging.getLogger(__name__)
 
 _EXCERPT: Final = 200
@@ -43,18 +45,6 @@ class ToolCall:
 
 
 @attrs.frozen
-class UsageReport:
-    """Token usage as the API reported it; `total_input_tokens` is everything the model read."""
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    total_input_tokens: int = 0
-
-
-@attrs.frozen
 class StreamError:
     """The API reported an error inside an HTTP 200 stream; `body` is its raw JSON, if any."""
 
@@ -69,7 +59,7 @@ class Finish:
     reason: str
 
 
-StreamEvent = Union[TextDelta, ThinkingDelta, ToolCall, UsageReport, StreamError, Finish]  # noqa: UP007
+StreamEvent = Union[TextDelta, ThinkingDelta, ToolCall, Usage, StreamError, Finish]  # noqa: UP007
 
 
 class StreamParser(Protocol):
@@ -102,7 +92,7 @@ def event_json(event: StreamEvent) -> dict[str, Any] | None:
             "name": event.name,
             "input": event.input,
         }
-    if isinstance(event, UsageReport):
+    if isinstance(event, Usage):
         return {
             "type": "usage",
             "inputTokens": event.input_tokens,

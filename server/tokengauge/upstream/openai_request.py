@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypeGuard
 from urllib.parse import urlsplit
 
-from tokengauge.counting.request import is_ephemeral, to_json_text
 from tokengauge.messages import (
     DataPart,
     Message,
@@ -30,6 +29,8 @@ from tokengauge.messages import (
     Tool,
     ToolCallPart,
     ToolResultPart,
+    is_ephemeral,
+    to_json_text,
 )
 from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
 from tokengauge.upstream.request_body import (

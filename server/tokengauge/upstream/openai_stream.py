@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokengauge.messages import Usage
 from tokengauge.upstream.events import (
     Finish,
     StreamError,
@@ -33,7 +34,6 @@ from tokengauge.upstream.events import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    UsageReport,
     as_dict,
     as_int,
     error_message,
@@ -59,13 +59,13 @@ class _PendingCall:
     arguments: list[str] = field(default_factory=list)
 
 
-def usage_report(usage: dict[str, Any]) -> UsageReport:
+def usage_report(usage: dict[str, Any]) -> Usage:
     """A Chat Completions `usage` object; `prompt_tokens` already includes cached tokens."""
     prompt = as_int(usage, "prompt_tokens")
     prompt_details = as_dict(usage.get("prompt_tokens_details"))
     completion_details = as_dict(usage.get("completion_tokens_details"))
     cached = as_int(prompt_details, "cached_tokens") or as_int(usage, "prompt_cache_hit_tokens")
-    return UsageReport(
+    return Usage(
         input_tokens=prompt,
         output_tokens=as_int(usage, "completion_tokens"),
         cache_read_tokens=cached,

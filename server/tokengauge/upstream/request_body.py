@@ -8,14 +8,16 @@ import binascii
 from collections.abc import Mapping
 from typing import Any, Final
 
-from tokengauge.counting.request import TEXT_MIME_PREFIXES, is_ephemeral, to_json_text
 from tokengauge.messages import (
+    TEXT_MIME_PREFIXES,
     DataPart,
     Part,
     TextPart,
     ThinkingPart,
     ToolResultPart,
     UnknownPart,
+    is_ephemeral,
+    to_json_text,
     unstructure,
 )
 
