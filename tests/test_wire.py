@@ -19,11 +19,12 @@ from tokengauge.messages import (
     ToolCallPart,
     ToolResultPart,
     UnknownPart,
+    Usage,
     camel,
     structure,
     unstructure,
 )
-from tokengauge.protocol import CountTokensParams, RequestParams
+from tokengauge.protocol import CountTokensParams, RecordUsageParams
 
 # Each part as DESIGN §3 writes it on the wire, and as the Python object.
 PARTS: list[Any] = [
@@ -162,21 +163,23 @@ def test_count_tokens_params_mix_strings_and_messages() -> None:
     assert written["inputs"][1]["content"] == [{"type": "text", "value": "hi"}]
 
 
-def test_request_params_camel_case() -> None:
+def test_record_usage_params_camel_case() -> None:
     params = structure(
         {
             "modelId": "m",
             "messages": [{"role": "system", "content": [{"type": "text", "value": "Be brief."}]}],
+            "usage": {"totalInputTokens": 12},
             "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}],
         },
-        RequestParams,
+        RecordUsageParams,
     )
-    assert params == RequestParams(
+    assert params == RecordUsageParams(
         model_id="m",
         messages=[Message(role="system", content=[TextPart("Be brief.")])],
+        usage=Usage(12),
         tools=[Tool("t", "d", {"type": "object"})],
     )
-    assert set(unstructure(params)) == {"modelId", "messages", "tools"}
+    assert set(unstructure(params)) == {"modelId", "messages", "usage", "tools"}
 
 
 @pytest.mark.parametrize(

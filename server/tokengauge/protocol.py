@@ -83,15 +83,6 @@ class CountTokensResult:
 
 
 @attrs.frozen
-class RequestParams:
-    """A whole request as it was sent upstream."""
-
-    model_id: str
-    messages: list[Message]
-    tools: list[Tool] = attrs.field(factory=list)
-
-
-@attrs.frozen
 class RecordUsageParams:
     """`tokenGauge/recordUsage`: the usage the API reported for a request."""
 

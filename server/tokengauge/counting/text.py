@@ -132,7 +132,3 @@ class TextCounters:
             counter = TextCounter(self.registry.get(name), self._cache_size)
             self._counters[name] = counter
         return counter
-
-    def for_family(self, family: str) -> TextCounter:
-        """The counter for the encoding a model family uses."""
-        return self.for_encoding(encoding_for_family(family))

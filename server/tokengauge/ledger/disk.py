@@ -17,7 +17,6 @@ from __future__ import annotations
 import enum
 import errno
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -209,8 +208,3 @@ def read_only_rows(directory: Path, limit: int) -> Iterator[tuple[str, object]]:
                 yield key, (directory / filename).read_text("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-
-
-def writable(directory: Path) -> bool:
-    """Whether new files can be made in `directory` (which exists)."""
-    return os.access(directory, os.W_OK)
