@@ -65,10 +65,9 @@ from stream_upstream import (
 from tokengauge.chat import ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import structure
-from tokengauge.protocol import CHAT, COUNT_TOKENS, ChatParams
+from tokengauge.messages import structure, unstructure
+from tokengauge.protocol import CHAT, COUNT_TOKENS, ChatParams, ChatPart, Status
 from tokengauge.settings import parse_settings
-from tokengauge.status import Status
 from tokengauge.upstream.http import Timeouts, make_client
 from workload import build_workload
 
@@ -220,8 +219,8 @@ class StampSink:
 
     parts: list[tuple[int, dict[str, Any]]] = attrs.field(factory=list)
 
-    def part(self, request_id: str, part: dict[str, Any]) -> None:
-        self.parts.append((now(), part))
+    def part(self, request_id: str, part: ChatPart) -> None:
+        self.parts.append((now(), unstructure(part, ChatPart)))
 
     def status(self, status: Status) -> None:
         pass

@@ -16,8 +16,9 @@ import httpx
 from benchlib import Report, bench_client, now, rate, repeat, us
 from stream_upstream import Dialect, delta_text, make_stream
 from tokengauge.lsp.server import ServerChatSink, create_server
-from tokengauge.protocol import CHAT_PART
-from tokengauge.upstream.events import StreamParser, TextDelta, event_json
+from tokengauge.messages import TextPart
+from tokengauge.protocol import CHAT_PART, ChatPart
+from tokengauge.upstream.events import StreamParser
 from tokengauge.upstream.sse import aiter_events, iter_file_events
 
 
@@ -81,7 +82,7 @@ async def frame_and_parse(dialect: Dialect, chunks: Sequence[bytes]) -> int:
     return produced + len(parser.finish())
 
 
-def notify_parts(parts: Sequence[dict[str, Any]]) -> int:
+def notify_parts(parts: Sequence[ChatPart]) -> int:
     """`ServerChatSink.part` for each part, into a real (unstarted) server's pygls protocol."""
     server = create_server()
     writer = NullWriter()
@@ -130,7 +131,7 @@ async def in_process(report: Report, dialect: Dialect, events: int, reps: int) -
         f"{rate(len(chunks), frame_ns)}; framing alone ≈ {us((frame_ns - parse_ns) / len(chunks))}"
         "/event",
     )
-    parts = [event_json(TextDelta(delta_text(k))) or {} for k in range(count)]
+    parts = [TextPart(delta_text(k)) for k in range(count)]
     notify_ns, written = best_of(reps, lambda: notify_parts(parts))
     report.add(
         section,

@@ -26,7 +26,15 @@ from tokengauge.calibration.fit import BOUNDS, COMPONENTS
 from tokengauge.counting.scales import copilot_tools
 from tokengauge.gauge import COPILOT_MESSAGE_OVERHEAD, Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart, Usage
+from tokengauge.messages import (
+    Message,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    unstructure,
+)
 from tokengauge.protocol import RecordErrorParams, RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.dialects import dialect_for
@@ -351,7 +359,7 @@ def test_overflow_makes_the_next_count_exceed_the_limit(
     before = estimate_total(gauge, model_id, messages)
     max_input_before = gauge.max_input_tokens(model)
     result = gauge.record_error(RecordErrorParams(model_id, messages, body, status, TOOLS))
-    assert result.error is not None and result.error["kind"] == "overflow"
+    assert result.error is not None and result.error.kind == "overflow"
     after = estimate_total(gauge, model_id, messages)
     assert before <= limit < after
     if error.input_tokens is not None:
@@ -393,13 +401,13 @@ def test_input_plus_max_tokens_learns_the_true_input(gauge: Gauge, wire: Path):
     model = gauge.model("claude-sonnet-4-5")
     messages = conversation(size=40 * 143653 // 2 // 2_400)
     result = gauge.record_error(RecordErrorParams(model.id, messages, body, 400, TOOLS))
-    assert result.error == {
+    assert unstructure(result.error) == {
         "kind": "overflow",
         "inputTokens": 143653,
         "limitTokens": 200000,
         "outputTokens": 64000,
         "excessTokens": None,
-        "message": result.error["message"] if result.error else None,
+        "message": result.error.message if result.error else None,
     }
     after = estimate_total(gauge, model.id, messages)
     assert 143653 <= after <= math.ceil(143653 * 1.03)
@@ -412,7 +420,7 @@ def test_an_overflow_that_names_an_absurd_size_teaches_nothing(gauge: Gauge, wir
     before = estimate_total(gauge, "claude-sonnet-4-5", messages)
     epoch = gauge.epoch
     result = gauge.record_error(RecordErrorParams("claude-sonnet-4-5", messages, body, 400, TOOLS))
-    assert result.error is not None and result.error["kind"] == "overflow"
+    assert result.error is not None and result.error.kind == "overflow"
     assert gauge.epoch == epoch
     assert estimate_total(gauge, "claude-sonnet-4-5", messages) == before
 
@@ -433,7 +441,7 @@ def test_other_errors_teach_nothing(gauge: Gauge, wire: Path, status: int, fixtu
     result = gauge.record_error(
         RecordErrorParams("gpt-4o", messages, (wire / fixture).read_text(), status, TOOLS)
     )
-    assert result.error is not None and result.error["kind"] != "overflow"
+    assert result.error is not None and result.error.kind != "overflow"
     assert result.learned_limit is None
     assert gauge.epoch == epoch
     assert estimate_total(gauge, "gpt-4o", messages) == before

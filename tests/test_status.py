@@ -6,7 +6,8 @@ import pytest
 
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
-from tokengauge.status import Status, compact, render_status, severity_for
+from tokengauge.protocol import Status
+from tokengauge.status import compact, render_status, severity_for
 
 
 @pytest.mark.parametrize(

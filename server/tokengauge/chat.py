@@ -26,8 +26,17 @@ from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_
 from tokengauge.gauge import Gauge
 from tokengauge.messages import Message, Usage
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.protocol import ChatParams, RecordErrorParams, RecordUsageParams
-from tokengauge.status import Status, compact, with_trim
+from tokengauge.protocol import (
+    ChatParams,
+    ChatPart,
+    ChatResult,
+    RecordErrorParams,
+    RecordUsageParams,
+    Status,
+    TrimReport,
+    UsagePart,
+)
+from tokengauge.status import compact, with_trim
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -42,7 +51,7 @@ from tokengauge.upstream.events import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    event_json,
+    message_part,
 )
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options
@@ -64,7 +73,7 @@ class ChatError(Exception):
 class ChatSink(Protocol):
     """Where a chat's output goes (the language server, or a test)."""
 
-    def part(self, request_id: str, part: dict[str, Any]) -> None: ...
+    def part(self, request_id: str, part: ChatPart) -> None: ...
     def status(self, status: Status) -> None: ...
     def models_changed(self) -> None: ...
     def calibration_changed(self, model_id: str) -> None: ...
@@ -183,8 +192,8 @@ class ChatRunner:
             model, chat.estimate.total, limit, chat.options.max_tokens
         )
 
-    async def run(self, params: ChatParams) -> dict[str, Any]:
-        """Stream one response; returns `{usage, finishReason, trimmed?}` or raises `ChatError`."""
+    async def run(self, params: ChatParams) -> ChatResult:
+        """Stream one response; its result, or `ChatError`."""
         chat = self._prepare(params)
         attempt = 0
         while True:
@@ -265,7 +274,7 @@ class ChatRunner:
 
     def _handle(self, chat: _Chat, event: StreamEvent, progress: _Attempt) -> None:
         if isinstance(event, (TextDelta, ThinkingDelta, ToolCall)):
-            part = event_json(event)
+            part = message_part(event)
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
                 progress.parts += 1
                 self.sink.part(chat.params.request_id, part)
@@ -285,7 +294,7 @@ class ChatRunner:
                 f"{chat.model.provider.id} reported an error mid-stream: {message}",
             )
 
-    def _finish(self, chat: _Chat, progress: _Attempt) -> dict[str, Any]:
+    def _finish(self, chat: _Chat, progress: _Attempt) -> ChatResult:
         model, params, estimate = chat.model, chat.params, chat.estimate
         usage = progress.usage
         if usage is None:
@@ -305,18 +314,24 @@ class ChatRunner:
                     with_trim(status, chat.trimmed) if chat.trimmed.changed else status
                 )
         data = openai_usage(usage)
-        part = event_json(usage) or {}
-        result: dict[str, Any] = {"usage": data, "finishReason": progress.finish or "stop"}
+        trimmed = None
         if chat.trimmed.changed:
-            part["trimmed"] = result["trimmed"] = {
-                "toolResults": chat.trimmed.tool_results,
-                "messages": chat.trimmed.dropped,
-                "tokens": chat.trimmed.tokens,
-            }
-        self.sink.part(
-            params.request_id, {**part, "estimated": progress.usage is None, "data": data}
+            trimmed = TrimReport(
+                chat.trimmed.tool_results, chat.trimmed.dropped, chat.trimmed.tokens
+            )
+        part = UsagePart(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            total_input_tokens=usage.total_input_tokens,
+            estimated=progress.usage is None,
+            data=data,
+            trimmed=trimmed,
         )
-        return result
+        self.sink.part(params.request_id, part)
+        return ChatResult(data, progress.finish or "stop", trimmed)
 
     def _learn_overflow(
         self, chat: _Chat, error: ParsedError, status: int | None, body: str

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from rich.console import Console
 from rich.table import Table
 
 from tokengauge import __version__
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.counting.scales import Scales
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
 from tokengauge.messages import InvalidInput, Message, unstructure
@@ -30,6 +32,38 @@ from tokengauge.upstream.events import StreamError, event_json
 
 DEFAULT_MODEL = "gpt-4o"
 CLI_PROVIDER = ProviderSettings(id="cli")
+
+
+@attrs.frozen
+class MessageCount:
+    """One listed message of `count --json`: our count, its raw count and CJK share, whence."""
+
+    index: int
+    role: str
+    tokens: int
+    raw: int
+    cjk: int
+    source: str
+
+
+@attrs.frozen
+class CountReport:
+    """`tokengauge count --json`: the request's breakdown as the server would estimate it."""
+
+    model: str
+    family: str
+    encoding: str
+    system: int
+    tools: int
+    tool_count: int
+    request_overhead: int
+    messages: list[MessageCount]
+    scales: Scales
+    total: int
+    raw_total: int
+    max_input_tokens: int
+    context_window: int
+    fits: bool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,33 +129,26 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
         if m.role != "system"
     ]
     if args.json:
-        report = {
-            "model": model.id,
-            "family": model.family,
-            "encoding": model.encoding,
-            "system": breakdown.system,
-            "tools": breakdown.tools,
-            "toolCount": len(tools),
-            "requestOverhead": breakdown.fixed,
-            "messages": [
-                {
-                    "index": i,
-                    "role": m.role,
-                    "tokens": e.tokens,
-                    "raw": count.total,
-                    "cjk": count.cjk,
-                    "source": e.source,
-                }
+        report = CountReport(
+            model=model.id,
+            family=model.family,
+            encoding=model.encoding,
+            system=breakdown.system,
+            tools=breakdown.tools,
+            tool_count=len(tools),
+            request_overhead=breakdown.fixed,
+            messages=[
+                MessageCount(i, m.role, e.tokens, count.total, count.cjk, e.source)
                 for i, (_, m, e, count) in enumerate(listed)
             ],
-            "scales": unstructure(scales),
-            "total": breakdown.total,
-            "rawTotal": breakdown.raw_total,
-            "maxInputTokens": breakdown.max_input_tokens,
-            "contextWindow": model.context_window,
-            "fits": fits,
-        }
-        console.print_json(json.dumps(report))
+            scales=scales,
+            total=breakdown.total,
+            raw_total=breakdown.raw_total,
+            max_input_tokens=breakdown.max_input_tokens,
+            context_window=model.context_window,
+            fits=fits,
+        )
+        console.print_json(json.dumps(unstructure(report)))
         return 0
     table = Table(title=f"{model.id} · {model.family} · {model.encoding}")
     table.add_column("part")

@@ -25,7 +25,7 @@ from tokengauge.counting.request import RequestCounter, TextCount, message_diges
 from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import CountInput, Message, Tool, unstructure
+from tokengauge.messages import CountInput, Message, Tool
 from tokengauge.models.catalog import (
     DiscoveredModel,
     ModelCatalog,
@@ -37,16 +37,20 @@ from tokengauge.protocol import (
     Breakdown,
     Capabilities,
     CountTokensResult,
+    LatestRequest,
+    ModelCalibration,
     ModelInfo,
     ModelScales,
     RecordErrorParams,
     RecordResult,
     RecordUsageParams,
+    Status,
+    UsageResult,
     WarmCountsResult,
     WarmEntry,
 )
 from tokengauge.settings import ServerSettings
-from tokengauge.status import Status, compact, render_status
+from tokengauge.status import compact, render_status
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +295,7 @@ class Gauge:
         return RecordResult(
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
-            error=error.to_json(),
+            error=error.report(),
             learned_limit=learned,
         )
 
@@ -308,36 +312,37 @@ class Gauge:
             self.last.output_tokens,
         )
 
-    def usage_report(self) -> dict[str, object]:
+    def usage_report(self) -> UsageResult:
         """Latest breakdown, per-model calibration and recent history, for the dashboard."""
         latest = None
         if self.last is not None:
             model = self.model(self.last.model_id)
-            latest = {
-                "modelId": model.id,
-                "inputTokens": self.last.input_tokens,
-                "outputTokens": self.last.output_tokens,
-                "estimate": unstructure(self.breakdown(model, self.last.estimate)),
-            }
-        return {
-            "epoch": self.epoch,
-            "pid": os.getpid(),
-            "persistent": self.ledger.persistent,
-            "latest": latest,
-            "status": unstructure(self.status()),
-            "models": [
-                {
-                    "id": model.id,
-                    "ratios": self.calibration.ratios(model),
-                    "scales": unstructure(self.scales(model)),
-                    "copilotRatio": self.calibration.copilot_ratio(model),
-                    "learnedLimit": self.calibration.learned_limit(model.id),
-                    "maxInputTokens": self.max_input_tokens(model),
-                }
-                for model in self.catalog
-            ],
-            "history": self.ledger.recent_usage(HISTORY_IN_REPORT),
-        }
+            latest = LatestRequest(
+                model.id,
+                self.last.input_tokens,
+                self.last.output_tokens,
+                self.breakdown(model, self.last.estimate),
+            )
+        models = [
+            ModelCalibration(
+                model.id,
+                self.calibration.ratios(model),
+                self.scales(model),
+                self.calibration.copilot_ratio(model),
+                self.calibration.learned_limit(model.id),
+                self.max_input_tokens(model),
+            )
+            for model in self.catalog
+        ]
+        return UsageResult(
+            epoch=self.epoch,
+            pid=os.getpid(),
+            persistent=self.ledger.persistent,
+            latest=latest,
+            status=self.status(),
+            models=models,
+            history=self.ledger.recent_usage(HISTORY_IN_REPORT),
+        )
 
 
 def _system_digest(estimate: RequestEstimate) -> str | None:

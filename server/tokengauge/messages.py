@@ -148,6 +148,10 @@ def to_json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+OMIT_WHEN_NONE: Final = {"omit_when_none": True}
+"""Field metadata: a payload field (default None) left out of the JSON while it is None."""
+
+
 class InvalidInput(ValueError):
     """Input that does not have the shape DESIGN §3 gives; the message says where and why."""
 
@@ -207,7 +211,12 @@ def _make_converter() -> cattrs.Converter:
         return structure_object
 
     def unstructure_factory(cls: type) -> Callable[[Any], Any]:
-        renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        renames = {
+            a.name: override(
+                rename=camel(a.name), omit_if_default=a.metadata.get("omit_when_none", False)
+            )
+            for a in attrs.fields(cls)
+        }
         return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
 
     conv.register_structure_hook(str, _strict_scalar(str, (str,)))
@@ -297,6 +306,7 @@ def structure(value: Any, cls: type[T], what: str = "params") -> T:
         raise InvalidInput(f"invalid {what}: {exc}") from None
 
 
-def unstructure(value: Any) -> Any:
-    """Turn attrs payloads into camelCase JSON-able data."""
-    return converter.unstructure(value)
+def unstructure(value: Any, as_type: Any = None) -> Any:
+    """Turn attrs payloads into camelCase JSON-able data (`as_type`: a union it belongs to, for
+    the tag)."""
+    return converter.unstructure(value, as_type)

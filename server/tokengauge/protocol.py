@@ -1,16 +1,29 @@
 """The custom LSP methods (DESIGN §3) and their payloads: defined once, here.
 
-Payloads are attrs classes in snake_case; `wire.converter` writes and reads them in camelCase.
+Payloads are attrs classes in snake_case; `messages.converter` writes and reads them in
+camelCase (a field with `OMIT_WHEN_NONE` metadata is left out while it is None).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal, Union
 
 import attrs
+from cattrs.strategies import configure_tagged_union
 
 from tokengauge.counting.scales import Scales
-from tokengauge.messages import CountInput, Message, Tool, Usage
+from tokengauge.messages import (
+    OMIT_WHEN_NONE,
+    PART_TAGS,
+    CountInput,
+    Message,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    Usage,
+    converter,
+)
 
 MODELS: Final = "tokenGauge/models"
 COUNT_TOKENS: Final = "tokenGauge/countTokens"
@@ -119,12 +132,32 @@ class Breakdown:
 
 
 @attrs.frozen
+class ErrorReport:
+    """How an API error was classified (`rate_limit`, `auth`, `output_limit`, `other`)."""
+
+    kind: str
+    message: str
+
+
+@attrs.frozen
+class OverflowReport:
+    """A context overflow and the numbers its error gave, where it gave them."""
+
+    kind: str
+    input_tokens: int | None
+    limit_tokens: int | None
+    output_tokens: int | None
+    excess_tokens: int | None
+    message: str
+
+
+@attrs.frozen
 class RecordResult:
     """What calibration made of a usage report or an error."""
 
     epoch: int
     estimate: Breakdown
-    error: dict[str, Any] | None = None
+    error: ErrorReport | OverflowReport | None = None
     learned_limit: int | None = None
 
 
@@ -208,3 +241,104 @@ class WarmCountsResult:
     entries: list[WarmEntry]
     epoch: int
     scales: list[ModelScales]
+
+
+Severity = Literal["info", "warning", "error"]
+
+
+@attrs.frozen
+class Status:
+    """What the extension shows in its status-bar item."""
+
+    text: str
+    tooltip: str
+    severity: Severity
+
+
+@attrs.frozen
+class TrimReport:
+    """What the send path's safety net cut from a request to make it fit."""
+
+    tool_results: int
+    messages: int
+    tokens: int
+
+
+@attrs.frozen
+class UsagePart:
+    """A response's last `tokenGauge/chatPart`: the usage the API reported (our estimate where it
+    reported none: `estimated`), the same in OpenAI's form (`data`, what Copilot reads), and what
+    was trimmed, if anything."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    total_input_tokens: int
+    estimated: bool
+    data: dict[str, Any]
+    trimmed: TrimReport | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+
+
+ChatPart = Union[TextPart, ThinkingPart, ToolCallPart, UsagePart]  # noqa: UP007
+configure_tagged_union(
+    ChatPart,
+    converter,
+    tag_name="type",
+    tag_generator=lambda cls: PART_TAGS.get(cls, "usage"),
+)
+
+
+@attrs.frozen
+class ChatPartParams:
+    """`tokenGauge/chatPart`: one piece of a streamed response, as soon as it is known."""
+
+    request_id: str
+    part: ChatPart
+
+
+@attrs.frozen
+class ChatResult:
+    """`tokenGauge/chat`'s answer once the response is complete."""
+
+    usage: dict[str, Any]
+    """OpenAI's usage form (the extension reads nothing of it: the parts carry the response)."""
+    finish_reason: str
+    trimmed: TrimReport | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+
+
+@attrs.frozen
+class LatestRequest:
+    """The last conversation request calibrated: its usage and our breakdown of it."""
+
+    model_id: str
+    input_tokens: int
+    output_tokens: int | None
+    estimate: Breakdown
+
+
+@attrs.frozen
+class ModelCalibration:
+    """What calibration holds for one model now."""
+
+    id: str
+    ratios: dict[str, float]
+    scales: Scales
+    copilot_ratio: float
+    learned_limit: int | None
+    max_input_tokens: int
+
+
+@attrs.frozen
+class UsageResult:
+    """`tokenGauge/usage`: the latest breakdown, per-model calibration and recent history."""
+
+    epoch: int
+    pid: int
+    persistent: bool
+    latest: LatestRequest | None
+    status: Status | None
+    models: list[ModelCalibration]
+    history: list[dict[str, Any]]
+    """The ledger's latest usage and error records, as stored."""

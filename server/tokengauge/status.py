@@ -7,25 +7,14 @@ the breakdown, shown as-is by the extension.
 
 from __future__ import annotations
 
-from typing import Final, Literal
-
-import attrs
+from typing import Final
 
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import Trimmed
+from tokengauge.protocol import Severity, Status
 
-Severity = Literal["info", "warning", "error"]
 WARNING_AT: Final = 0.75
 ERROR_AT: Final = 0.90
-
-
-@attrs.frozen
-class Status:
-    """What the extension shows in its status-bar item."""
-
-    text: str
-    tooltip: str
-    severity: Severity
 
 
 def compact(n: int) -> str:

@@ -17,6 +17,9 @@ from collections.abc import Mapping
 
 import attrs
 
+from tokengauge.messages import unstructure
+from tokengauge.protocol import ErrorReport, OverflowReport
+
 _MAX_MESSAGE = 500
 _MAX_DEPTH = 8
 # Python reprs of error bodies (SDK dumps) are a few KB; `ast.literal_eval` costs ~80 ms per
@@ -175,17 +178,22 @@ class ParsedError:
     output_tokens: int | None = None
     excess_tokens: int | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def report(self) -> ErrorReport | OverflowReport:
+        """The classification as the protocol reports it (an overflow with its numbers)."""
         if self.kind is not ErrorKind.OVERFLOW:
-            return {"kind": self.kind.value, "message": self.message}
-        return {
-            "kind": self.kind.value,
-            "inputTokens": self.input_tokens,
-            "limitTokens": self.limit_tokens,
-            "outputTokens": self.output_tokens,
-            "excessTokens": self.excess_tokens,
-            "message": self.message,
-        }
+            return ErrorReport(self.kind.value, self.message)
+        return OverflowReport(
+            self.kind.value,
+            self.input_tokens,
+            self.limit_tokens,
+            self.output_tokens,
+            self.excess_tokens,
+            self.message,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """`report()` as JSON."""
+        return dict(unstructure(self.report()))
 
 
 def parse_overflow_error(status: int | None, body_text: str) -> ParsedError:

@@ -32,6 +32,8 @@ from tokengauge.messages import InvalidInput, structure, unstructure
 from tokengauge.models.catalog import UnknownModelError
 from tokengauge.protocol import (
     ChatParams,
+    ChatPart,
+    ChatPartParams,
     CountTokensParams,
     DiscoverModelsParams,
     DiscoverModelsResult,
@@ -39,10 +41,10 @@ from tokengauge.protocol import (
     ProviderDiscovery,
     RecordErrorParams,
     RecordUsageParams,
+    Status,
     WarmCountsParams,
 )
 from tokengauge.settings import ServerSettings, parse_settings
-from tokengauge.status import Status
 from tokengauge.upstream.discovery import discover_providers
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.retry import RetryPolicy
@@ -181,9 +183,10 @@ class ServerChatSink:
 
     server: TokenGaugeServer
 
-    def part(self, request_id: str, part: dict[str, Any]) -> None:
+    def part(self, request_id: str, part: ChatPart) -> None:
         """One `tokenGauge/chatPart` notification."""
-        self.server.protocol.notify(protocol.CHAT_PART, {"requestId": request_id, "part": part})
+        payload = ChatPartParams(request_id, part)
+        self.server.protocol.notify(protocol.CHAT_PART, unstructure(payload))
 
     def status(self, status: Status) -> None:
         """One `tokenGauge/status` notification."""
@@ -246,7 +249,7 @@ def create_server() -> TokenGaugeServer:
 
     @server.feature(protocol.USAGE)
     def usage(ls: TokenGaugeServer, params: Any) -> Any:
-        return ls.gauge.usage_report()
+        return unstructure(ls.gauge.usage_report())
 
     @server.feature(protocol.RECORD_USAGE)
     def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
@@ -300,7 +303,7 @@ def create_server() -> TokenGaugeServer:
         with invalid_params():
             request = params_as(params, ChatParams)
             try:
-                return await ls.chats.run(request)
+                return unstructure(await ls.chats.run(request))
             except ChatError as exc:
                 log.warning("chat %s failed (%s): %s", request.request_id, exc.kind, exc.message)
                 raise JsonRpcRequestFailed(exc.message, data={"kind": exc.kind}) from None

@@ -13,7 +13,14 @@ from typing import Any, Final, Protocol, Union
 
 import attrs
 
-from tokengauge.messages import Usage
+from tokengauge.messages import (
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    Usage,
+    unstructure,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,29 +86,25 @@ class StreamParser(Protocol):
         ...
 
 
-def event_json(event: StreamEvent) -> dict[str, Any] | None:
-    """The `parse-stream` / `tokenGauge/chatPart` JSON of an event (None for `Finish`)."""
+def message_part(event: StreamEvent) -> TextPart | ThinkingPart | ToolCallPart | None:
+    """The DESIGN §3 part a piece of the answer is (None for usage, errors and the finish)."""
     if isinstance(event, TextDelta):
-        return {"type": "text", "value": event.value}
+        return TextPart(event.value)
     if isinstance(event, ThinkingDelta):
-        return {"type": "thinking", "value": event.value}
+        return ThinkingPart(event.value)
     if isinstance(event, ToolCall):
-        return {
-            "type": "toolCall",
-            "callId": event.call_id,
-            "name": event.name,
-            "input": event.input,
-        }
+        return ToolCallPart(event.call_id, event.name, event.input)
+    return None
+
+
+def event_json(event: StreamEvent) -> dict[str, Any] | None:
+    """An event as `tokengauge parse-stream` prints it: its part as `tokenGauge/chatPart` carries
+    it, the usage as the API reported it, an error's message (None for `Finish`)."""
+    part = message_part(event)
+    if part is not None:
+        return dict(unstructure(part, Part))
     if isinstance(event, Usage):
-        return {
-            "type": "usage",
-            "inputTokens": event.input_tokens,
-            "outputTokens": event.output_tokens,
-            "cacheReadTokens": event.cache_read_tokens,
-            "cacheWriteTokens": event.cache_write_tokens,
-            "reasoningTokens": event.reasoning_tokens,
-            "totalInputTokens": event.total_input_tokens,
-        }
+        return {"type": "usage", **unstructure(event)}
     if isinstance(event, StreamError):
         return {"type": "error", "message": event.message}
     return None
