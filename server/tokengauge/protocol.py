@@ -331,6 +331,38 @@ class ModelCalibration:
 
 
 @attrs.frozen
+class UsageRecord:
+    """What one response's usage taught, as the ledger keeps it (`history` below lists them)."""
+
+    time: float
+    model_id: str
+    estimated_tokens: int
+    raw_tokens: int
+    ratios: dict[str, float]
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    kind: str = "usage"
+
+
+@attrs.frozen
+class OverflowRecord:
+    """What one overflow error taught, as the ledger keeps it."""
+
+    time: float
+    model_id: str
+    estimated_tokens: int
+    raw_tokens: int
+    ratios: dict[str, float]
+    input_tokens: int
+    limit_tokens: int | None
+    output_tokens: int | None
+    kind: str = "overflow"
+
+
+@attrs.frozen
 class UsageResult:
     """`tokenGauge/usage`: the latest breakdown, per-model calibration and recent history."""
 
@@ -341,4 +373,5 @@ class UsageResult:
     status: Status | None
     models: list[ModelCalibration]
     history: list[dict[str, Any]]
-    """The ledger's latest usage and error records, as stored."""
+    """The ledger's latest usage and overflow records (`UsageRecord`, `OverflowRecord`), as
+    stored."""

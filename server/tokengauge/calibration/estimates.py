@@ -45,8 +45,9 @@ from tokengauge.counting.scales import (
     tool_scale,
 )
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, Tool, Usage
+from tokengauge.messages import Message, Tool, Usage, unstructure
 from tokengauge.models.catalog import ModelSpec
+from tokengauge.protocol import OverflowRecord, UsageRecord
 
 log = logging.getLogger(__name__)
 
@@ -290,15 +291,19 @@ class Calibration:
             estimate.raw_total,
             _ratios_text(self.ratios(model)),
         )
-        self._history(
-            model,
-            "usage",
-            estimate,
-            inputTokens=actual,
-            outputTokens=usage.output_tokens,
-            cacheReadTokens=usage.cache_read_tokens,
-            cacheWriteTokens=usage.cache_write_tokens,
-            reasoningTokens=usage.reasoning_tokens,
+        self._record(
+            UsageRecord(
+                time=self._clock(),
+                model_id=model.id,
+                estimated_tokens=estimate.total,
+                raw_tokens=estimate.raw_total,
+                ratios=self.ratios(model),
+                input_tokens=actual,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+            )
         )
         return True
 
@@ -352,13 +357,17 @@ class Calibration:
             error.output_tokens,
             _ratios_text(self.ratios(model)),
         )
-        self._history(
-            model,
-            "overflow",
-            estimate,
-            inputTokens=true_input,
-            limitTokens=limit,
-            outputTokens=error.output_tokens,
+        self._record(
+            OverflowRecord(
+                time=self._clock(),
+                model_id=model.id,
+                estimated_tokens=estimate.total,
+                raw_tokens=estimate.raw_total,
+                ratios=self.ratios(model),
+                input_tokens=true_input,
+                limit_tokens=limit,
+                output_tokens=error.output_tokens,
+            )
         )
         return new_limit
 
@@ -451,19 +460,9 @@ class Calibration:
             self._walks[model_id] = _walk_from(self.ledger.get_document(_walk_key(model_id)))
         return self._walks[model_id]
 
-    def _history(
-        self, model: ModelSpec, kind: str, estimate: RequestEstimate, **fields: object
-    ) -> None:
-        record: dict[str, object] = {
-            "time": self._clock(),
-            "kind": kind,
-            "modelId": model.id,
-            "estimatedTokens": estimate.total,
-            "rawTokens": estimate.raw_total,
-            "ratios": self.ratios(model),
-        }
-        record.update(fields)
-        self.ledger.append_usage(record)
+    def _record(self, record: UsageRecord | OverflowRecord) -> None:
+        """Keep what a report taught in the ledger's history."""
+        self.ledger.append_usage(unstructure(record))
 
 
 def _tools_and_overhead(fit: ComponentFit, request: RequestFeatures) -> float:
