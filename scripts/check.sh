@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every check: lint, formatting, types, and the test suites of both sides (Python: unit + LSP end
-# to end; extension: eslint, tsc, unit tests, and its tests inside a real VS Code).
+# Every check: lint, formatting, types, the server's import layers, and the test suites of both
+# sides (Python: unit + LSP end to end; extension: eslint, tsc, unit tests, and its tests inside a
+# real VS Code).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -9,6 +10,7 @@ status=0
 "$VENV/bin/ruff" check . || status=1
 "$VENV/bin/ruff" format --check . || status=1
 "$VENV/bin/mypy" || status=1
+"$VENV/bin/lint-imports" --no-cache || status=1  # the server's layers (pyproject: tool.importlinter)
 npm run --silent check || status=1
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || status=1
 # The counting benchmark once, one session per counter: it fails only if counting breaks.
