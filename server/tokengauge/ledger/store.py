@@ -2,7 +2,7 @@
 
 The ledger keeps the token counts the APIs report per message digest, calibration's documents and a
 learned context limit per model, JSON documents (discovered models, the most asked strings) and a
-bounded history of recent usage records. It lives in a `diskcache.Cache` (`ledger_disk`), shared
+bounded history of recent usage records. It lives in a `diskcache.Cache` (`ledger.disk`), shared
 by every tokengauge process using the same directory, with bounded in-memory stores in front:
 everything written or read this session is kept there too, so nothing learned is lost whatever
 happens to the disk.

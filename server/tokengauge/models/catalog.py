@@ -1,7 +1,7 @@
 """The models tokengauge offers: configured models merged over the built-in table.
 
 A configured field wins; a missing one comes from what the provider's API said (discovery), then
-from `known_models`; a model that is in none of them gets conservative defaults (and a logged
+from `models.known`; a model that is in none of them gets conservative defaults (and a logged
 warning), since a too-large window would overflow. Discovered models that are not configured are
 offered too when their provider has `discover` on; what discovery found is kept in the ledger as
 documents (`to_documents`, `from_documents`).
