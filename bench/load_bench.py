@@ -3,7 +3,8 @@
     .venv/bin/python bench/load_bench.py [--quick]
 
 One `python -m tokengauge` on pipes (a bare JSON-RPC client, so the figures are the server's), the
-test upstream (`tests/upstream`) as a second process streaming each chat's answer in small chunks.
+fake upstream (`tests/harness/fake_upstream`) as a second process streaming each chat's answer in
+small chunks.
 Twenty chat loops send one chat after another; a pacer sends a `countTokens` of one string every
 millisecond, whatever the answers (most strings asked before, one in five new, as in Copilot's
 agent loop). It prints the server's RSS at 10 s and at the end (and its peak), count latency

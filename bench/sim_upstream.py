@@ -1,10 +1,11 @@
-"""The test upstream (`tests/upstream`) as a subprocess on 127.0.0.1, driven over `/_control`.
+"""The fake upstream (`tests/harness/fake_upstream`) as a subprocess on 127.0.0.1, driven over
+`/_control`.
 
-`python -m tests.upstream.server --port 0 --config JSON --watch-stdin` runs the deterministic
-"model": its true tokenizer (encoding, scale, per-message / per-tool / fixed overheads, image
-cost) decides the real prompt size, it reports real usage, and it refuses a prompt that does not
-fit the window (or whose `max_tokens` would not fit beside it) with OpenAI's real 400 body.
-The simulator sets the model per skew, clears the recorded requests before each send (so the
+`python -m tests.harness.fake_upstream.server --port 0 --config JSON --watch-stdin` runs the
+deterministic "model": its true tokenizer (encoding, scale, per-message / per-tool / fixed
+overheads, image cost) decides the real prompt size, it reports real usage, and it refuses a prompt
+that does not fit the window (or whose `max_tokens` would not fit beside it) with OpenAI's real 400
+body. The simulator sets the model per skew, clears the recorded requests before each send (so the
 upstream's memory stays flat and the last request is easy to find) and reads the true size of a
 refused request back from the record. `TrueTokenizer.count_*` make the same counts in process (for
 the "exact" counter).
@@ -28,9 +29,10 @@ START_TIMEOUT_S: Final = 20.0
 
 @attrs.frozen
 class TrueTokenizer:
-    """How the upstream's model really counts (tests/upstream/config.py `ModelBehavior`):
-    `ceil(scale × Σ message tokens) + per_message_overhead × messages + ceil(tool_scale ×
-    Σ tokens(JSON(tool))) + per_tool_overhead × tools + fixed_overhead`, and how it says no."""
+    """How the upstream's model really counts (`ModelBehavior` of
+    tests/harness/fake_upstream/config.py): `ceil(scale × Σ message tokens) + per_message_overhead
+    × messages + ceil(tool_scale × Σ tokens(JSON(tool))) + per_tool_overhead × tools +
+    fixed_overhead`, and how it says no."""
 
     encoding: str = "cl100k_base"
     scale: float = 1.0
@@ -89,7 +91,7 @@ async def running_upstream(
     """Start the upstream with this model; stop it (stdin EOF, then terminate) on exit."""
     config = {"model": tokenizer.behavior(window)}
     process = await asyncio.create_subprocess_exec(
-        python, "-m", "tests.upstream.server", "--port", "0",
+        python, "-m", "tests.harness.fake_upstream.server", "--port", "0",
         "--config", json.dumps(config), "--watch-stdin",
         cwd=REPO, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip

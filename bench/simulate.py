@@ -5,17 +5,17 @@
 
 Copilot Chat 0.67's agent mode (`sim_copilot.py`: its budget, its own o200k count of what it
 renders, background compaction and Simple-mode summarization, read from its bundle) runs a
-conversation against the test upstream (`tests/upstream`, real HTTP on 127.0.0.1), whose model
-counts with its own true tokenizer: the encoding, a hidden per-message / per-tool / fixed overhead,
-and a scale of `1 + skew` on the message tokens and on the tools' JSON. It returns real usage, and
-real 400 errors for what does not fit its window. Scenarios: `seeded` (default;
+conversation against the fake upstream (`tests/harness/fake_upstream`, real HTTP on 127.0.0.1),
+whose model counts with its own true tokenizer: the encoding, a hidden per-message / per-tool /
+fixed overhead, and a scale of `1 + skew` on the message tokens and on the tools' JSON. It returns
+real usage, and real 400 errors for what does not fit its window. Scenarios: `seeded` (default;
 `sim_conversation.py`: code edits, long tool results, CJK, JSON, stack traces, images; 60 tool
 schemas; the same seed gives the same conversation) and `host` (`sim_host.py`: the Copilot host
-suite's 12 turns per skew as recorded, with its window, model and true tokenizer: o200k_base ×
-skew + 7/message + 3, 40,000 tokens, Anthropic's overflow error; skews -30%, 0, +30%, +60%).
-Counters take Copilot's place side by side (`sim_run.py`): tokengauge over LSP with its chats
-through `tokenGauge/chat` (calibrating as in production), perfect counts ("exact", chats through
-tokengauge too), the same server never calibrated (pure tiktoken + margins), and `ceil(chars / 4)`.
+suite's 12 turns per skew as recorded, with its window, model and true tokenizer: o200k_base × skew
++ 7/message + 3, 40,000 tokens, Anthropic's overflow error; skews -30%, 0, +30%, +60%). Counters
+take Copilot's place side by side (`sim_run.py`): tokengauge over LSP with its chats through
+`tokenGauge/chat` (calibrating as in production), perfect counts ("exact", chats through tokengauge
+too), the same server never calibrated (pure tiktoken + margins), and `ceil(chars / 4)`.
 
 Prints, per skew and counter: turns, summarizations, overflows, the true fill at which each
 summarization fired, the estimate error (p50 / p95 / worst) and the turns it takes to settle

@@ -1,10 +1,10 @@
 """Calibration: actuals by digest and by difference, the component fit, overflow learning, and
 what Copilot Chat's sum of our answers comes to.
 
-The API in these tests is the test upstream's model (`tests.upstream.model.count_prompt`) reading
-the very body tokengauge would send: its true tokenizer is o200k_base × a skew for text and for
-the tools' JSON, plus a per-message and a per-request overhead, while tokengauge counts a
-`claude` model with cl100k_base.
+The API in these tests is the test upstream's model
+(`tests.harness.fake_upstream.model.count_prompt`) reading the very body tokengauge would send: its
+true tokenizer is o200k_base × a skew for text and for the tools' JSON, plus a per-message and a
+per-request overhead, while tokengauge counts a `claude` model with cl100k_base.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.harness.fake_upstream.config import ModelBehavior
+from tests.harness.fake_upstream.model import count_prompt
 from tests.strategies import any_text
-from tests.upstream.config import ModelBehavior
-from tests.upstream.model import count_prompt
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import parse_overflow_error
 from tokengauge.calibration.estimates import ACTUAL_MARGIN, Usage, largest_remainder, scaled

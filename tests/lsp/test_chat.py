@@ -15,6 +15,9 @@ from lsprotocol.types import CancelParams
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import Reply, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.lsp.chat_helpers import (
     API_KEY,
     READ_FILE,
@@ -24,9 +27,6 @@ from tests.lsp.chat_helpers import (
     conversation,
 )
 from tests.lsp.helpers import call, initialize
-from tests.upstream import faults
-from tests.upstream.config import Reply, Scripted, UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, structure

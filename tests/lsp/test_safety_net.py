@@ -12,10 +12,10 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.harness.fake_upstream.config import ModelBehavior, Reply, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
 from tests.lsp.helpers import call, initialize, text_message
-from tests.upstream.config import ModelBehavior, Reply, UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
 from tokengauge.calibration.trim import marker
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])

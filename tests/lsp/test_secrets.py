@@ -30,12 +30,12 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import Scripted, UpstreamConfig
+from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.lsp.chat_helpers import chat_options, conversation
 from tests.lsp.helpers import call, initialize, plain
-from tests.upstream import faults
-from tests.upstream.config import Scripted, UpstreamConfig
-from tests.upstream.records import RecordedRequest
-from tests.upstream.server import Upstream, running_upstream
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-WIRE_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "wire"
+WIRE_DIR = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "wire"
 
 _EXTENSIONS = (".sse", ".json", ".pyrepr.txt", ".message.txt", ".headers.json", ".request.json")
 _STATUS_IN_NAME = re.compile(r"^error-[a-z]+-(?P<status>[1-5]\d\d)-")

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tests.upstream.model import ReplyPlan, fragments, pieces_of
+from tests.harness.fake_upstream.model import ReplyPlan, fragments, pieces_of
 
 CREATED = 1747148049
 

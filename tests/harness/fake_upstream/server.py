@@ -7,9 +7,9 @@ In-process::
         up.script(Scripted(fixture="anthropic-stream-text"))
         ...; up.requests[-1].headers["x-api-key"]
 
-Standalone: ``python -m tests.upstream.server --port 0 --config '{"listing": "openai"}'`` prints
-the base URL on its first stdout line, then serves (control API in ``control.py``) until
-SIGTERM/SIGINT (or stdin EOF with ``--watch-stdin``).
+Standalone: ``python -m tests.harness.fake_upstream.server --port 0 --config '{"listing":
+"openai"}'`` prints the base URL on its first stdout line, then serves (control API in
+``control.py``) until SIGTERM/SIGINT (or stdin EOF with ``--watch-stdin``).
 """
 
 from __future__ import annotations
@@ -28,18 +28,18 @@ from typing import Any
 
 from aiohttp import web
 
-if __package__ in (None, ""):  # run as a file (``python tests/upstream/server.py``): find ``tests``
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __package__ in (None, ""):  # run as a file, not with `-m`: find the repository's `tests`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tests.upstream import control, respond
-from tests.upstream.config import (
+from tests.harness.fake_upstream import control, respond
+from tests.harness.fake_upstream.config import (
     Scripted,
     UpstreamConfig,
     check_scripted,
     from_json,
 )
-from tests.upstream.model import encoding
-from tests.upstream.records import RecordedRequest
+from tests.harness.fake_upstream.model import encoding
+from tests.harness.fake_upstream.records import RecordedRequest
 
 HOST = "127.0.0.1"
 

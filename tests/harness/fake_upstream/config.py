@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from tests.upstream.wire import resolve
+from tests.harness.fake_upstream.wire import resolve
 
 T = TypeVar("T")
 

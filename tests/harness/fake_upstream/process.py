@@ -12,15 +12,22 @@ from typing import Any
 
 import httpx
 
-from tests.upstream.config import Scripted, UpstreamConfig, to_json
+from tests.harness.fake_upstream.config import Scripted, UpstreamConfig, to_json
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def upstream_command(config: UpstreamConfig | None = None, port: int = 0) -> list[str]:
     """The command line that starts a standalone upstream (run it with ``cwd=REPO``)."""
     config_json = json.dumps(to_json(config or UpstreamConfig()))
-    args = ["-m", "tests.upstream.server", "--port", str(port), "--config", config_json]
+    args = [
+        "-m",
+        "tests.harness.fake_upstream.server",
+        "--port",
+        str(port),
+        "--config",
+        config_json,
+    ]
     return [sys.executable, *args, "--watch-stdin"]
 
 

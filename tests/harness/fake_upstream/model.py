@@ -17,8 +17,8 @@ from typing import Any
 
 import tiktoken
 
-from tests.upstream.config import ModelBehavior, Reply
-from tests.upstream.wire import load
+from tests.harness.fake_upstream.config import ModelBehavior, Reply
+from tests.harness.fake_upstream.wire import load
 from tokengauge.counting.encodings import EncodingRegistry
 
 _REGISTRY = EncodingRegistry()

@@ -4,8 +4,8 @@ Replays the wire fixtures, lists models in each provider's shape, runs a determi
 with a true token count and a context window, and injects faults; it records every request and
 notices client disconnects. See ``server.py`` (Python API) and ``control.py`` (HTTP control API).
 
-Names are imported lazily so that ``python -m tests.upstream.server`` does not import the server
-module twice.
+Names are imported lazily so that ``python -m tests.harness.fake_upstream.server`` does not
+import the server module twice.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tests.upstream.config import ListedModel
-from tests.upstream.wire import load
+from tests.harness.fake_upstream.config import ListedModel
+from tests.harness.fake_upstream.wire import load
 
 CREATED = 1686935002
 Answer = tuple[int, Any]

@@ -8,28 +8,28 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from tests.upstream.config import Scripted
-from tests.upstream.faults import apply_event_faults, error_for_status, send_stream
-from tests.upstream.listings import listing
-from tests.upstream.model import (
+from tests.harness.fake_upstream.config import Scripted
+from tests.harness.fake_upstream.faults import apply_event_faults, error_for_status, send_stream
+from tests.harness.fake_upstream.listings import listing
+from tests.harness.fake_upstream.model import (
     count_prompt,
     limit_error,
     plan_reply,
     requested_max_tokens,
     unauthorized_body,
 )
-from tests.upstream.records import RecordedRequest
-from tests.upstream.sse import (
+from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.sse import (
     Usage,
     anthropic_events,
     anthropic_message,
     openai_events,
     openai_message,
 )
-from tests.upstream.wire import load, split_events
+from tests.harness.fake_upstream.wire import load, split_events
 
 if TYPE_CHECKING:
-    from tests.upstream.server import Upstream
+    from tests.harness.fake_upstream.server import Upstream
 
 SSE = "text/event-stream; charset=utf-8"
 

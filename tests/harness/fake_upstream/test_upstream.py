@@ -10,11 +10,17 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.upstream.config import Chunking, ListedModel, Reply, Scripted, UpstreamConfig
-from tests.upstream.faults import cut
-from tests.upstream.helpers import USER, chat, json_events, messages_body, parse_sse
-from tests.upstream.server import Upstream, running_upstream
-from tests.upstream.wire import WIRE_DIR, resolve
+from tests.harness.fake_upstream.config import (
+    Chunking,
+    ListedModel,
+    Reply,
+    Scripted,
+    UpstreamConfig,
+)
+from tests.harness.fake_upstream.faults import cut
+from tests.harness.fake_upstream.helpers import USER, chat, json_events, messages_body, parse_sse
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.wire import WIRE_DIR, resolve
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.counting.encodings import EncodingRegistry
 

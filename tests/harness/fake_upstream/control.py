@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from tests.upstream.config import Scripted, from_json, merged, to_json
-from tests.upstream.model import count_prompt
+from tests.harness.fake_upstream.config import Scripted, from_json, merged, to_json
+from tests.harness.fake_upstream.model import count_prompt
 
 if TYPE_CHECKING:
-    from tests.upstream.records import RecordedRequest
-    from tests.upstream.server import Upstream
+    from tests.harness.fake_upstream.records import RecordedRequest
+    from tests.harness.fake_upstream.server import Upstream
 
 
 async def handle(up: Upstream, request: web.Request) -> web.Response:

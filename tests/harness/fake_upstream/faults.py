@@ -15,9 +15,9 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
-from tests.upstream.config import Chunking, Fault, Scripted
-from tests.upstream.records import COMPLETED, DROPPED, RecordedRequest
-from tests.upstream.wire import anthropic_error_event, openai_error_event
+from tests.harness.fake_upstream.config import Chunking, Fault, Scripted
+from tests.harness.fake_upstream.records import COMPLETED, DROPPED, RecordedRequest
+from tests.harness.fake_upstream.wire import anthropic_error_event, openai_error_event
 
 _POLL = 0.005  # seconds between connection checks while sleeping
 

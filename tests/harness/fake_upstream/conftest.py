@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from tests.upstream.config import UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 
 
 @pytest.fixture

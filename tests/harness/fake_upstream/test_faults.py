@@ -12,12 +12,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.upstream import faults
-from tests.upstream.config import Chunking, Fault, ListedModel, Reply, Scripted, UpstreamConfig
-from tests.upstream.helpers import chat, messages_body, parse_sse
-from tests.upstream.process import SubprocessUpstream
-from tests.upstream.server import Upstream
-from tests.upstream.wire import WIRE_DIR
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import (
+    Chunking,
+    Fault,
+    ListedModel,
+    Reply,
+    Scripted,
+    UpstreamConfig,
+)
+from tests.harness.fake_upstream.helpers import chat, messages_body, parse_sse
+from tests.harness.fake_upstream.process import SubprocessUpstream
+from tests.harness.fake_upstream.server import Upstream
+from tests.harness.fake_upstream.wire import WIRE_DIR
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 
 
