@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import WIRE
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
-
-WIRE = Path(__file__).parents[2] / "shared" / "fixtures" / "wire"
 
 OVERFLOW, OUTPUT_LIMIT, RATE_LIMIT, AUTH, OTHER = (
     ErrorKind.OVERFLOW,

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import WIRE
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
 from tokengauge.upstream.events import (
     Finish,
@@ -40,9 +41,6 @@ from tokengauge.upstream.parse_stream import (
     parse_stream_file,
 )
 from tokengauge.upstream.sse import aiter_events, iter_file_events, missing_terminator
-
-WIRE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "wire"
-
 
 # What the captures say, read off them by hand (long strings split only for line length).
 OPENAI_TEXT = "The result of \\( 1231 \\times 2331 \\) is \\( 2,869,461 \\)."
