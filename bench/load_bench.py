@@ -26,8 +26,9 @@ import attrs
 from rich.console import Console
 
 import benchlib
-from benchlib import BarePipe, Report, mib, ms, now, proc_status, us
+from benchlib import Report, mib, ms, now, proc_status, us
 from sim_upstream import TrueTokenizer, running_upstream
+from tests.harness.lsp import BareClient, bare_server
 
 SECONDS: Final = 60.0
 QUICK_SECONDS: Final = 10.0
@@ -65,40 +66,6 @@ def conversation(index: int) -> list[dict[str, Any]]:
 
 
 @attrs.define
-class Mux(BarePipe):
-    """Many requests in flight at once over one pipe; each answered future resolves by id."""
-
-    pending: dict[int, asyncio.Future[dict[str, Any]]] = attrs.field(factory=dict)
-    parts: int = 0
-
-    async def read(self) -> None:
-        """Route every response to its request; count the chat parts streamed."""
-        while True:
-            message = await self.receive()
-            if message.get("method") == "tokenGauge/chatPart":
-                self.parts += 1
-            future = (
-                self.pending.pop(message.get("id", -1), None) if "method" not in message else None
-            )
-            if future is not None and not future.done():
-                future.set_result(message)
-
-    async def call(self, method: str, params: Any) -> dict[str, Any]:
-        """Send a request; its whole response message."""
-        self.last_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[self.last_id] = future
-        self.send({"id": self.last_id, "method": method, "params": params})
-        return await future
-
-    async def request(self, method: str, params: Any) -> Any:
-        message = await self.call(method, params)
-        if "error" in message:
-            raise RuntimeError(message["error"])
-        return message.get("result")
-
-
-@attrs.define
 class Tally:
     """What the run measured."""
 
@@ -114,7 +81,7 @@ class Tally:
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
 
-async def chat_loop(server: Mux, index: int, end: int, tally: Tally) -> None:
+async def chat_loop(server: BareClient, index: int, end: int, tally: Tally) -> None:
     serial = 0
     while now() < end:
         serial += 1
@@ -132,7 +99,7 @@ async def chat_loop(server: Mux, index: int, end: int, tally: Tally) -> None:
             tally.chat_time.append(now() - started)
 
 
-async def count_pacer(server: Mux, end: int, tally: Tally) -> None:
+async def count_pacer(server: BareClient, end: int, tally: Tally) -> None:
     interval = 1_000_000_000 // COUNTS_PER_SECOND
     tasks: set[asyncio.Task[None]] = set()
     serial = 0
@@ -186,10 +153,8 @@ async def run(seconds: float, python: str) -> tuple[Tally, int]:
                     },
                 },
             )
-            async with benchlib.bare_process() as process:
-                server = Mux(process)
-                reader = asyncio.create_task(server.read())
-                await server.initialize(options(storage, up.base_url))
+            async with bare_server(options(storage, up.base_url)) as server:
+                process = server.process
                 # Load the encoding first: the clock measures a running server, not its start.
                 await server.request(
                     "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["x"]}
@@ -210,8 +175,6 @@ async def run(seconds: float, python: str) -> tuple[Tally, int]:
                 tally.bench_cpu_ns = benchlib.cpu_ticks_ns(os.getpid()) - bench_before
                 if not sampler.done():
                     sampler.cancel()
-                await server.shut_down()
-                reader.cancel()
     return tally, elapsed
 
 

@@ -28,10 +28,10 @@ from typing import Any, Final, Literal
 import httpx
 from pygls.exceptions import JsonRpcException
 
-from benchlib import LspServer
 from sim_records import Outcome
 from sim_render import CopilotTokenizer
 from sim_upstream import TrueTokenizer, Upstream
+from tests.harness.lsp import LspServer
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.counting.request import walk_strings

@@ -23,10 +23,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
-from lsprotocol import types
 
 import benchlib
-from benchlib import LspServer
 from sim_backends import CharsCounter, DirectSender, ExactCounter, LspChatSender, LspCounter
 from sim_conversation import ConversationGenerator
 from sim_copilot import CopilotAgent
@@ -34,10 +32,10 @@ from sim_host import HostScenario
 from sim_records import Counter, RunLog, Sender
 from sim_scenario import Scenario
 from sim_upstream import TrueTokenizer, Upstream
+from tests.harness.lsp import LspServer, spawn_server
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.protocol import CALIBRATION, CHAT_PART, MODELS_CHANGED, STATUS
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.openai_request import openai_tool
@@ -118,11 +116,8 @@ class RunResult:
 
 @contextlib.asynccontextmanager
 async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
-    """A fresh `python -m tokengauge`, initialized; notifications are accepted and dropped."""
-    client = benchlib.bench_client()
-    for method in (CHAT_PART, STATUS, MODELS_CHANGED, CALIBRATION, types.WINDOW_LOG_MESSAGE):
-        client.feature(method)(lambda params: None)
-    async with benchlib.spawn_server(client) as server:
+    """A fresh `python -m tokengauge`, initialized; its notifications are dropped."""
+    async with spawn_server() as server:
         await server.initialize(options)
         yield server
 

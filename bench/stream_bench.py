@@ -19,18 +19,20 @@ Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's shar
 client, which costs more per notification than the server does) and with `ChatRun` in this
 process over HTTP (no LSP hop at all).
 
-Beside it in `bench/`: `stream_upstream.py` (the upstream and its SSE events), `stream_clients.py`
-(the pygls and bare clients), `stream_inprocess.py` (section 4) and `benchlib.py` (shared helpers).
+Beside it in `bench/`: `stream_upstream.py` (the upstream and its SSE events), `stream_inprocess.py`
+(section 4) and `benchlib.py` (shared helpers); the clients are the test harness's
+(`tests/harness/lsp.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,9 +51,9 @@ from benchlib import (
     us,
     version,
 )
-from stream_clients import Endpoint, Session, as_json, init_options, spawn_bare, spawn_server
 from stream_inprocess import in_process
 from stream_upstream import (
+    ANTHROPIC,
     DIALECTS,
     OPENAI,
     SEQ,
@@ -62,11 +64,12 @@ from stream_upstream import (
     make_stream,
     running_upstream,
 )
+from tests.harness.lsp import Endpoint, bare_server, plain, plain_client, spawn_server
 from tokengauge.chat import ChatRun
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import structure
-from tokengauge.protocol import CHAT, COUNT_TOKENS, ChatParams
+from tokengauge.protocol import CHAT, CHAT_PART, COUNT_TOKENS, ChatParams
 from tokengauge.settings import parse_settings
 from tokengauge.status import Status
 from tokengauge.upstream.http import Timeouts, make_client
@@ -135,6 +138,61 @@ def machine(report: Report, plan: Plan) -> None:
     )
 
 
+# --- the clients ----------------------------------------------------------------------------------
+
+Arrival = tuple[int, Any]
+"""(`now()` when the client had parsed it, the `chatPart` notification's params)."""
+
+
+def init_options(storage: Path, base_url: str) -> dict[str, Any]:
+    """`initializationOptions`: one provider per dialect, both on the bench upstream."""
+    return {
+        "storageDir": str(storage),
+        "providers": [
+            {"id": "bench-openai", "dialect": "openai", "baseUrl": f"{base_url}/v1"},
+            {"id": "bench-anthropic", "dialect": "anthropic", "baseUrl": base_url},
+        ],
+        "models": [
+            {"id": OPENAI.model_id, "provider": "bench-openai"},
+            {"id": ANTHROPIC.model_id, "provider": "bench-anthropic"},
+        ],
+    }
+
+
+@attrs.frozen
+class Stamped:
+    """A way of talking to the server, and the `chatPart` notifications it has handled."""
+
+    endpoint: Endpoint
+    arrivals: list[Arrival]
+
+
+@contextlib.asynccontextmanager
+async def pygls_session(options: dict[str, Any]) -> AsyncIterator[Stamped]:
+    """The server with pygls' client, initialized; each part stamped in the client's handler."""
+    arrivals: list[Arrival] = []
+
+    def on_part(params: Any) -> None:
+        arrivals.append((now(), params))
+
+    async with spawn_server(plain_client({CHAT_PART: on_part})) as server:
+        await server.initialize(options)
+        yield Stamped(server, arrivals)
+
+
+@contextlib.asynccontextmanager
+async def bare_session(options: dict[str, Any]) -> AsyncIterator[Stamped]:
+    """The server with the bare client, initialized; each part stamped as soon as it is parsed."""
+    arrivals: list[Arrival] = []
+
+    def on_message(message: dict[str, Any]) -> None:
+        if message.get("method") == CHAT_PART:
+            arrivals.append((now(), message["params"]))
+
+    async with bare_server(options, on_message) as client:
+        yield Stamped(client, arrivals)
+
+
 # --- one chat -------------------------------------------------------------------------------------
 
 _request_ids = iter(range(1, 1 << 62))
@@ -195,20 +253,20 @@ class Sample:
 
 
 async def lsp_chat(
-    session: Endpoint, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
+    session: Stamped, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One `tokenGauge/chat` over LSP; parts are stamped by the client's handler."""
     trace = upstream.expect(script)
     session.arrivals.clear()
-    pid = session.process.pid
+    pid = session.endpoint.process.pid
     cpu_server, cpu_bench = cpu_ticks_ns(pid), time.process_time_ns()
     sent = now()
-    await session.request(CHAT, params)
+    await session.endpoint.request(CHAT, params)
     done = now()
     cpu_server, cpu_bench = cpu_ticks_ns(pid) - cpu_server, time.process_time_ns() - cpu_bench
     parts = []
     for arrived, raw in session.arrivals:
-        notification = as_json(raw)
+        notification = plain(raw)
         if notification.get("requestId") == params["requestId"]:
             parts.append((arrived, notification["part"]))
     return Sample(sent, done, trace, parts, cpu_server, cpu_bench)
@@ -278,7 +336,7 @@ def paced_rows(report: Report, label: str, sample: Sample, plan: Plan) -> None:
 
 
 async def paced(
-    report: Report, session: Endpoint, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
 ) -> None:
     script = Script(make_stream(dialect, plan.paced_events), int(plan.paced_delay_ms * 1e6))
     sample = await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
@@ -332,7 +390,7 @@ def burst_rows(report: Report, label: str, runs: Sequence[Sample], over_lsp: boo
 
 
 async def burst(
-    report: Report, session: Endpoint, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
 ) -> None:
     stream = make_stream(dialect, plan.burst_events)
     runs = [
@@ -373,7 +431,7 @@ def first_part_row(report: Report, label: str, samples: Sequence[Sample], note: 
 
 async def first_parts(
     report: Report,
-    session: Session,
+    session: Stamped,
     upstream: Upstream,
     dialect: Dialect,
     plan: Plan,
@@ -462,7 +520,7 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
 
 
 async def cold_first(
-    report: Report, session: Session, upstream: Upstream, dialect: Dialect
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect
 ) -> None:
     """The server's first chat in this dialect."""
     script = Script(make_stream(dialect, SHORT_STREAM))
@@ -476,12 +534,12 @@ async def cold_first(
     )
 
 
-async def lsp_baseline(report: Report, session: Session, plan: Plan) -> None:
+async def lsp_baseline(report: Report, session: Stamped, plan: Plan) -> None:
     """A request that does nothing: what stdio, JSON-RPC and pygls cost on their own."""
     samples = []
     for _ in range(plan.first_part_runs * 5):
         start = now()
-        await session.request(COUNT_TOKENS, {"modelId": OPENAI.model_id, "inputs": []})
+        await session.endpoint.request(COUNT_TOKENS, {"modelId": OPENAI.model_id, "inputs": []})
         samples.append(now() - start)
     report.add(
         "3. time to first part (request sent → first text part at the client)",
@@ -493,7 +551,9 @@ async def lsp_baseline(report: Report, session: Session, plan: Plan) -> None:
 
 async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -> None:
     workload = build_workload().to_json()
-    async with spawn_server(Path(tempfile.mkdtemp(dir=root)), upstream.base_url) as session:
+    async with pygls_session(
+        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+    ) as session:
         for dialect in DIALECTS:
             await cold_first(report, session, upstream, dialect)
         await lsp_baseline(report, session, plan)
@@ -502,14 +562,16 @@ async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -
             await paced(report, session, upstream, dialect, plan, OVER_LSP)
             await burst(report, session, upstream, dialect, plan, OVER_LSP)
             await first_parts(report, session, upstream, dialect, plan, workload)
-    async with spawn_bare(Path(tempfile.mkdtemp(dir=root)), upstream.base_url) as bare:
+    async with bare_session(
+        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+    ) as bare:
         for dialect in DIALECTS:
             await warm_up(bare, upstream, dialect)
             await paced(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
             await burst(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
 
 
-async def warm_up(session: Endpoint, upstream: Upstream, dialect: Dialect) -> None:
+async def warm_up(session: Stamped, upstream: Upstream, dialect: Dialect) -> None:
     for _ in range(WARM_UP_CHATS):
         script = Script(make_stream(dialect, SHORT_STREAM))
         await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))

@@ -13,8 +13,9 @@ from typing import Any
 
 import httpx
 
-from benchlib import Report, bench_client, now, rate, repeat, us
+from benchlib import Report, now, rate, repeat, us
 from stream_upstream import Dialect, delta_text, make_stream
+from tests.harness.lsp import plain_client
 from tokengauge.lsp.server import ServerChatSink, create_server
 from tokengauge.protocol import CHAT_PART
 from tokengauge.upstream.events import StreamParser, TextDelta, event_json
@@ -94,15 +95,13 @@ def notify_parts(parts: Sequence[dict[str, Any]]) -> int:
 
 def client_dispatch(bodies: Sequence[bytes]) -> int:
     """What the bench's pygls client does per notification: parse, structure, call the handler."""
-    client = bench_client()
     handled = 0
 
     def on_part(params: Any) -> None:
         nonlocal handled
         handled += 1
 
-    client.feature(CHAT_PART)(on_part)
-    protocol = client.protocol
+    protocol = plain_client({CHAT_PART: on_part}).protocol
     for body in bodies:
         protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
     return handled

@@ -3,22 +3,15 @@ writes, every request gets an answer and the server keeps serving."""
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import pytest
 
+from tests.harness.lsp import SERVER_COMMAND, frame, frames, read_frame
 from tokengauge.lsp.stdio import can_read_as_pipe
-
-
-def frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def initialize(storage: Path) -> bytes:
@@ -38,7 +31,6 @@ COUNT = frame(
         "params": {"modelId": "gpt-4o", "inputs": ["hello world"]},
     }
 )
-SERVER = [sys.executable, "-m", "tokengauge"]
 SHUTDOWN = frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
 EXIT = frame({"jsonrpc": "2.0", "method": "exit"})
 
@@ -58,32 +50,18 @@ def test_pipes_are_read_by_the_event_loop_and_files_are_not(tmp_path):
 
 def run_server(stdin: int | bytes, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     if isinstance(stdin, bytes):
-        return subprocess.run(SERVER, input=stdin, capture_output=True, timeout=timeout)
-    return subprocess.run(SERVER, stdin=stdin, capture_output=True, timeout=timeout)
-
-
-def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
-    """One framed message from the server's stdout (blocking); None at the end of its output."""
-    length = 0
-    while (line := stream.readline()) not in (b"\r\n", b""):
-        if line.startswith(b"Content-Length: "):
-            length = int(line.split(b": ")[1])
-    return cast(dict[str, Any], json.loads(stream.read(length))) if length else None
+        return subprocess.run(SERVER_COMMAND, input=stdin, capture_output=True, timeout=timeout)
+    return subprocess.run(SERVER_COMMAND, stdin=stdin, capture_output=True, timeout=timeout)
 
 
 def responses(output: bytes) -> dict[int, dict[str, Any]]:
     """The JSON-RPC responses in the server's whole output, by id."""
-    stream = io.BytesIO(output)
-    found: dict[int, dict[str, Any]] = {}
-    while (message := read_message(stream)) is not None:
-        if "id" in message and "method" not in message:
-            found[message["id"]] = message
-    return found
+    return {m["id"]: m for m in frames(output) if "id" in m and "method" not in m}
 
 
 def answer(stream: IO[bytes], request_id: int) -> dict[str, Any]:
     """Messages until the response to `request_id`."""
-    while (message := read_message(stream)) is not None:
+    while (message := read_frame(stream)) is not None:
         if "method" not in message and message.get("id") == request_id:
             return message
     raise AssertionError(f"the server's output ended before the answer to request {request_id}")
@@ -92,7 +70,7 @@ def answer(stream: IO[bytes], request_id: int) -> dict[str, Any]:
 @pytest.mark.parametrize("closing", ["shutdown and exit", "end of input"])
 def test_over_a_pipe_the_server_answers_and_ends(tmp_path, closing):
     with subprocess.Popen(
-        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as server:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.write(initialize(tmp_path) + COUNT)
@@ -219,7 +197,7 @@ def test_hostile_input_is_answered_and_the_server_keeps_serving(tmp_path, hostil
 
 def test_requests_after_shutdown_are_refused_not_ignored(tmp_path):
     with subprocess.Popen(
-        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as server:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.write(initialize(tmp_path) + SHUTDOWN)
