@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import Any, Final
@@ -27,7 +26,8 @@ from rich.console import Console
 
 import benchlib
 from benchlib import Report, mib, ms, now, proc_status, us
-from sim_upstream import TrueTokenizer, running_upstream
+from tests.harness.fake_upstream.config import Chunking, ModelBehavior, Reply, UpstreamConfig
+from tests.harness.fake_upstream.process import SubprocessUpstream
 from tests.harness.lsp import BareClient, bare_server
 
 SECONDS: Final = 60.0
@@ -136,45 +136,38 @@ async def sample_rss(pid: int, started: int, tally: Tally) -> None:
     tally.rss_kib[f"RSS at {(now() - started) / 1e9:.0f} s"] = proc_status("VmRSS", pid)
 
 
-async def run(seconds: float, python: str) -> tuple[Tally, int]:
+async def run(seconds: float) -> tuple[Tally, int]:
     tally = Tally()
-    with tempfile.TemporaryDirectory(prefix="tokengauge-load-") as storage:
-        async with running_upstream(TrueTokenizer(), WINDOW, python) as up:
-            await up.control(
-                "POST",
-                "config",
-                {
-                    "reply": {"text": "word ", "repeat": 150},
-                    "chunking": {
-                        "min_bytes": 20,
-                        "max_bytes": 80,
-                        "min_delay": 0.002,
-                        "max_delay": 0.008,
-                    },
-                },
-            )
-            async with bare_server(options(storage, up.base_url)) as server:
-                process = server.process
-                # Load the encoding first: the clock measures a running server, not its start.
-                await server.request(
-                    "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["x"]}
-                )
-                started = now()
-                cpu_before = benchlib.cpu_ticks_ns(process.pid)
-                upstream_before = benchlib.cpu_ticks_ns(up.process.pid)
-                bench_before = benchlib.cpu_ticks_ns(os.getpid())
-                end = started + int(seconds * 1e9)
-                sampler = asyncio.create_task(sample_rss(process.pid, started, tally))
-                work = [chat_loop(server, i, end, tally) for i in range(CHATS)]
-                await asyncio.gather(count_pacer(server, end, tally), *work)
-                elapsed = now() - started
-                tally.rss_kib[f"RSS at {elapsed / 1e9:.0f} s"] = proc_status("VmRSS", process.pid)
-                tally.rss_kib["peak RSS"] = proc_status("VmHWM", process.pid)
-                tally.server_cpu_ns = benchlib.cpu_ticks_ns(process.pid) - cpu_before
-                tally.upstream_cpu_ns = benchlib.cpu_ticks_ns(up.process.pid) - upstream_before
-                tally.bench_cpu_ns = benchlib.cpu_ticks_ns(os.getpid()) - bench_before
-                if not sampler.done():
-                    sampler.cancel()
+    upstream = UpstreamConfig(
+        model=ModelBehavior(context_window=WINDOW),
+        reply=Reply(text="word ", repeat=150),
+        chunking=Chunking(min_bytes=20, max_bytes=80, min_delay=0.002, max_delay=0.008),
+    )
+    # The upstream is a process of its own, so that its CPU is not the client's.
+    with (
+        tempfile.TemporaryDirectory(prefix="tokengauge-load-") as storage,
+        SubprocessUpstream(upstream) as up,
+    ):
+        async with bare_server(options(storage, up.base_url)) as server:
+            process = server.process
+            # Load the encoding first: the clock measures a running server, not its start.
+            await server.request("tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["x"]})
+            started = now()
+            cpu_before = benchlib.cpu_ticks_ns(process.pid)
+            upstream_before = benchlib.cpu_ticks_ns(up.pid)
+            bench_before = benchlib.cpu_ticks_ns(os.getpid())
+            end = started + int(seconds * 1e9)
+            sampler = asyncio.create_task(sample_rss(process.pid, started, tally))
+            work = [chat_loop(server, i, end, tally) for i in range(CHATS)]
+            await asyncio.gather(count_pacer(server, end, tally), *work)
+            elapsed = now() - started
+            tally.rss_kib[f"RSS at {elapsed / 1e9:.0f} s"] = proc_status("VmRSS", process.pid)
+            tally.rss_kib["peak RSS"] = proc_status("VmHWM", process.pid)
+            tally.server_cpu_ns = benchlib.cpu_ticks_ns(process.pid) - cpu_before
+            tally.upstream_cpu_ns = benchlib.cpu_ticks_ns(up.pid) - upstream_before
+            tally.bench_cpu_ns = benchlib.cpu_ticks_ns(os.getpid()) - bench_before
+            if not sampler.done():
+                sampler.cancel()
     return tally, elapsed
 
 
@@ -187,7 +180,7 @@ def measure(report: Report, console: Console, quick: bool) -> None:
     seconds = QUICK_SECONDS if quick else SECONDS
     benchlib.machine_rows(report, "machine")
     with console.status(f"{CHATS} chats and {COUNTS_PER_SECOND} counts/s for {seconds:.0f} s"):
-        tally, elapsed = asyncio.run(run(seconds, sys.executable))
+        tally, elapsed = asyncio.run(run(seconds))
     section = "1 load"
     report.add(
         section,

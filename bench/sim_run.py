@@ -31,7 +31,9 @@ from sim_copilot import CopilotAgent
 from sim_host import HostScenario
 from sim_records import Counter, RunLog, Sender
 from sim_scenario import Scenario
-from sim_upstream import TrueTokenizer, Upstream
+from tests.harness.fake_upstream.config import ModelBehavior
+from tests.harness.fake_upstream.model import count_prompt
+from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import LspServer, spawn_server
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
@@ -126,7 +128,7 @@ async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
 class Truth:
     """What the upstream's model really counts, for the exact counter."""
 
-    tokenizer: TrueTokenizer
+    tokenizer: ModelBehavior
     tools: int
     """The tools' share of a request's true size."""
 
@@ -172,16 +174,16 @@ async def run(
     skew: float,
     setup: Setup,
     upstream: Upstream,
-    true: TrueTokenizer,
+    true: ModelBehavior,
     progress: Callable[[int], None] | None = None,
 ) -> RunResult:
     """Run every turn of the conversation once with this variant (upstream already configured
     with `true`)."""
     scenario = setup.scenario_at(skew)
     empty: dict[str, Any] = {"model": MODEL_ID, "messages": []}
-    true_fixed = await upstream.true_count(empty)
+    true_fixed = count_prompt(empty, "openai", true).total
     tools = [openai_tool(tool) for tool in scenario.tools]
-    true_tools = await upstream.true_count({**empty, "tools": tools})
+    true_tools = count_prompt({**empty, "tools": tools}, "openai", true).total
     truth = Truth(true, true_tools - true_fixed)
     started = benchlib.now()
     with tempfile.TemporaryDirectory(prefix="tokengauge-sim-") as tmp:

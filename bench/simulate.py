@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -48,7 +49,8 @@ from sim_host import host_setup, recorded_scales
 from sim_plot import write_svg
 from sim_report import print_report
 from sim_run import SCENARIOS, VARIANTS, RunResult, Setup, run
-from sim_upstream import TrueTokenizer, running_upstream
+from tests.harness.fake_upstream.config import ModelBehavior, UpstreamConfig
+from tests.harness.fake_upstream.server import running_upstream
 
 SWEEP: Final = (-0.25, -0.10, 0.0, 0.10, 0.25)
 OUT: Final = Path(__file__).resolve().parent / "out"
@@ -144,19 +146,20 @@ def _show_progress(status: Status, label: str, turns: int, turn: int) -> None:
 
 async def simulate(args: argparse.Namespace, setup: Setup, console: Console) -> list[RunResult]:
     """Every variant at every skew, one after the other, against one upstream."""
-    base = TrueTokenizer(
+    base = ModelBehavior(
         encoding=args.encoding,
         per_message_overhead=args.per_message_overhead,
         per_tool_overhead=args.per_tool_overhead,
         fixed_overhead=args.fixed_overhead,
         image_tokens=args.image_tokens,
         error_style=getattr(args, "error_style", "openai"),
+        context_window=setup.window,
     )
     results: list[RunResult] = []
-    async with running_upstream(base, setup.window, sys.executable) as upstream:
+    async with running_upstream(UpstreamConfig(model=base)) as upstream:
         for skew in args.skew_list:
-            true = attrs.evolve(base, scale=1 + skew, tool_scale=1 + skew)
-            await upstream.configure(true, setup.window)
+            true = dataclasses.replace(base, scale=1 + skew, tool_scale=1 + skew)
+            upstream.config.model = true
             for variant in args.variant_list:
                 label = f"skew {skew * 100:+.0f}% · {variant}"
                 with console.status(f"{label}: starting") as status:
@@ -169,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run, print the tables, draw the SVG; exit 1 if tokengauge overflowed."""
     args = parse_args(argv)
     if args.server_path is not None:
-        # the spawned servers (and the upstream) import tokengauge from there first
+        # the spawned servers import tokengauge from there first
         server = str((args.server_path / "server").resolve())
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (server, os.environ.get("PYTHONPATH")) if p

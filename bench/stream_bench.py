@@ -2,12 +2,12 @@
 
     python bench/stream_bench.py [--quick]
 
-The bench process is both ends of the pipe: a small aiohttp upstream on 127.0.0.1 that writes real
-OpenAI Chat Completions / Anthropic Messages SSE events (shapes from the wire fixtures; each text
-delta carries its sequence number, and the upstream stamps `perf_counter_ns` right after writing
-it), and pygls' client, which stamps each `tokenGauge/chatPart` notification as it is handled.
-In between runs `python -m tokengauge` over stdio. Same machine, same clock: a chunk's added
-latency is its arrival at the client minus its write at the upstream. For both dialects:
+The bench process is both ends of the pipe: the test harness's fake upstream (aiohttp on
+127.0.0.1) writing real OpenAI Chat Completions / Anthropic Messages SSE events, one per write
+(each text delta carries its sequence number, and the upstream records when each write was done),
+and pygls' client, which stamps each `tokenGauge/chatPart` notification as it is handled. In
+between runs `python -m tokengauge` over stdio. Same machine, same clock: a chunk's added latency
+is its arrival at the client minus its write at the upstream. For both dialects:
 1. paced stream: events 2 ms apart → added latency per chunk, p50 / p99 / max;
 2. burst: events written as fast as possible → parts per second at the client, total time, and
    the server's CPU per part;
@@ -19,9 +19,9 @@ Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's shar
 client, which costs more per notification than the server does) and with `ChatRun` in this
 process over HTTP (no LSP hop at all).
 
-Beside it in `bench/`: `stream_upstream.py` (the upstream and its SSE events), `stream_inprocess.py`
-(section 4) and `benchlib.py` (shared helpers); the clients are the test harness's
-(`tests/harness/lsp.py`).
+Beside it in `bench/`: `stream_script.py` (what the upstream sends, what it saw),
+`stream_inprocess.py` (section 4) and `benchlib.py` (shared helpers); the upstream and the clients
+are the test harness's (`tests/harness/`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from benchlib import (
     version,
 )
 from stream_inprocess import in_process
-from stream_upstream import (
+from stream_script import (
     ANTHROPIC,
     DIALECTS,
     OPENAI,
@@ -60,10 +60,12 @@ from stream_upstream import (
     Dialect,
     Script,
     Trace,
-    Upstream,
+    expect,
     make_stream,
-    running_upstream,
+    traced,
 )
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import Endpoint, bare_server, plain, plain_client, spawn_server
 from tokengauge.chat import ChatRun
 from tokengauge.gauge import Gauge
@@ -256,7 +258,7 @@ async def lsp_chat(
     session: Stamped, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One `tokenGauge/chat` over LSP; parts are stamped by the client's handler."""
-    trace = upstream.expect(script)
+    expect(upstream, script)
     session.arrivals.clear()
     pid = session.endpoint.process.pid
     cpu_server, cpu_bench = cpu_ticks_ns(pid), time.process_time_ns()
@@ -264,6 +266,7 @@ async def lsp_chat(
     await session.endpoint.request(CHAT, params)
     done = now()
     cpu_server, cpu_bench = cpu_ticks_ns(pid) - cpu_server, time.process_time_ns() - cpu_bench
+    trace = await traced(upstream, script)
     parts = []
     for arrived, raw in session.arrivals:
         notification = plain(raw)
@@ -295,14 +298,15 @@ async def direct_chat(
     runner: ChatRun, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One chat through `ChatRun` in this process (HTTP + SSE + parser, no LSP)."""
-    trace = upstream.expect(script)
+    expect(upstream, script)
     sink.parts.clear()
     request = structure(params, ChatParams, "params")
     cpu = time.process_time_ns()
     sent = now()
     await runner.run(request)
     done = now()
-    return Sample(sent, done, trace, list(sink.parts), 0, time.process_time_ns() - cpu)
+    cpu = time.process_time_ns() - cpu
+    return Sample(sent, done, await traced(upstream, script), list(sink.parts), 0, cpu)
 
 
 # --- 1. paced stream ------------------------------------------------------------------------------
@@ -579,7 +583,7 @@ async def warm_up(session: Stamped, upstream: Upstream, dialect: Dialect) -> Non
 
 async def run_all(report: Report, plan: Plan, console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="tokengauge-bench-") as tmp:
-        async with running_upstream() as upstream:
+        async with running_upstream(UpstreamConfig()) as upstream:
             with console.status("over LSP…"):
                 await over_lsp(report, upstream, Path(tmp), plan)
             with console.status("in process…"):

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from benchlib import Report, now, rate, repeat, us
-from stream_upstream import Dialect, delta_text, make_stream
+from stream_script import Dialect, delta_text, make_stream
 from tests.harness.lsp import plain_client
 from tokengauge.lsp.server import ServerChatSink, create_server
 from tokengauge.protocol import CHAT_PART
@@ -111,7 +111,7 @@ async def in_process(report: Report, dialect: Dialect, events: int, reps: int) -
     """Section 4 for one dialect: each stage on a burst of `events` deltas, best of `reps`."""
     section = "4. in process, per event (no network, no LSP)"
     stream = make_stream(dialect, events)
-    chunks = stream.events()
+    chunks = stream.events
     pairs = [(e.event, e.data) for e in iter_file_events(b"".join(chunks))]
     count = len(stream.deltas)
     parse_ns, produced = best_of(reps, lambda: feed_all(dialect.parser(), pairs))

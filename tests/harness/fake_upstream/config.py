@@ -26,13 +26,18 @@ ROUTES = ("any", "chat", "messages")
 
 @dataclass
 class Chunking:
-    """How response bodies are cut into writes: sizes and delays drawn from a seeded RNG."""
+    """How response bodies are cut into writes: sizes and delays drawn from a seeded RNG.
+
+    A delay is kept from one write's start to the next, on average: a slow write or a late wake-up
+    shortens the next wait (after a stall the pace starts afresh).
+    """
 
     min_bytes: int = 1
     max_bytes: int = 96
     min_delay: float = 0.0
     max_delay: float = 0.0
     seed: int = 0
+    per_event: bool = False  # one write per SSE event, as the APIs flush them (sizes unused)
 
 
 @dataclass

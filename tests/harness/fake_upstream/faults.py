@@ -17,7 +17,11 @@ from aiohttp import web
 
 from tests.harness.fake_upstream.config import Chunking, Fault, Scripted
 from tests.harness.fake_upstream.records import COMPLETED, DROPPED, RecordedRequest
-from tests.harness.fake_upstream.wire import anthropic_error_event, openai_error_event
+from tests.harness.fake_upstream.wire import (
+    anthropic_error_event,
+    openai_error_event,
+    split_events,
+)
 
 _POLL = 0.005  # seconds between connection checks while sleeping
 
@@ -56,7 +60,10 @@ def apply_event_faults(events: list[bytes], fault: Fault | None, dialect: str) -
 
 
 def cut(data: bytes, chunking: Chunking, rng: random.Random) -> list[bytes]:
-    """Split bytes at arbitrary positions into chunks of the configured size range."""
+    """Split bytes at arbitrary positions into chunks of the configured size range (or into its
+    SSE events, with ``per_event``)."""
+    if chunking.per_event:
+        return split_events(data)
     low = max(1, chunking.min_bytes)
     high = max(low, chunking.max_bytes)
     chunks, start = [], 0
@@ -78,7 +85,10 @@ async def send_stream(
     rng: random.Random,
     fault: Fault | None = None,
 ) -> web.StreamResponse:
-    """Stream the events in seeded random chunks with delays, applying the byte/chunk faults."""
+    """Stream the events in seeded random chunks with delays, applying the byte/chunk faults.
+
+    A ``Connection: close`` header is honoured: the connection is closed after the response.
+    """
     fault = fault or Fault()
     headers = dict(headers)
     data = b"".join(events)
@@ -88,6 +98,8 @@ async def send_stream(
     if fault.repeat_event is not None:
         data = b"".join(events[: fault.repeat_event + 1])
     response = web.StreamResponse(status=status, headers=headers)
+    if response.headers.get("Connection", "").lower() == "close":
+        response.force_close()
     record.status = status
     if fault.headers_delay and not await sleep_watching(request, record, fault.headers_delay):
         return response
@@ -101,18 +113,23 @@ async def send_stream(
     if fault.drop_after_chunks is not None:
         chunks = chunks[: fault.drop_after_chunks]
     drop = fault.drop_after_bytes is not None or fault.drop_after_chunks is not None
+    loop = asyncio.get_running_loop()
     try:
         await response.prepare(request)
+        due = loop.time()
         for index, chunk in enumerate(chunks, start=1):
-            await _write(response, record, chunk, index)
+            await _write(response, record, chunk)
             if index == fault.stall_after_chunks:
                 if not await sleep_watching(request, record, fault.stall_seconds):
                     return response
                 if fault.stall_then == "drop":
                     return await _abort(request, record, response)
+                due = loop.time()
             delay = rng.uniform(chunking.min_delay, chunking.max_delay)
+            due += delay
             last = index == len(chunks)
-            if delay > 0 and not last and not await sleep_watching(request, record, delay):
+            wait = due - loop.time()
+            if delay > 0 and not last and not await sleep_watching(request, record, wait):
                 return response
         if drop:
             return await _abort(request, record, response)
@@ -120,7 +137,7 @@ async def send_stream(
         if forever is not None:
             beat, every = forever
             while await sleep_watching(request, record, every):
-                await _write(response, record, beat, record.chunks_sent + 1)
+                await _write(response, record, beat)
             return response
         await response.write_eof()
     except ConnectionError:
@@ -145,14 +162,10 @@ def _forever(fault: Fault, events: list[bytes]) -> tuple[bytes, float] | None:
     return None
 
 
-async def _write(
-    response: web.StreamResponse, record: RecordedRequest, chunk: bytes, n: int
-) -> None:
+async def _write(response: web.StreamResponse, record: RecordedRequest, chunk: bytes) -> None:
     await response.write(chunk)
-    if record.first_byte_at is None:
-        record.first_byte_at = time.monotonic()
+    record.write_times.append(time.monotonic())
     record.bytes_sent += len(chunk)
-    record.chunks_sent = n
 
 
 @functools.lru_cache(maxsize=4)

@@ -80,6 +80,13 @@ class SubprocessUpstream:
                 if stream is not None:
                     stream.close()
 
+    @property
+    def pid(self) -> int:
+        """The upstream's process id."""
+        if self.process is None:
+            raise RuntimeError("not started")
+        return self.process.pid
+
     def control(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
         """One ``/_control/<path>`` call; returns the JSON answer (raises on HTTP errors)."""
         assert self._client is not None, "not started"

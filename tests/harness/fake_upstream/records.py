@@ -34,18 +34,28 @@ class RecordedRequest:
     received_at: float = field(default_factory=time.monotonic)
     status: int | None = None
     outcome: str = PENDING
+    peer: str = ""  # the client's address and port: one per TCP connection
     bytes_sent: int = 0
-    chunks_sent: int = 0
+    write_times: list[float] = field(default_factory=list)  # after each write of the body
     prompt_tokens: int | None = None  # the model's true count (model routes)
     prompt_tools: int | None = None  # ... of it, the tools
     prompt_messages: list[int] | None = None  # ... and each message, its overhead included
     output_tokens: int | None = None
     scripted: bool = False
-    first_byte_at: float | None = None
     finished_at: float | None = None
     disconnected_at: float | None = None
     disconnected: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     finished: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    @property
+    def chunks_sent(self) -> int:
+        """How many writes the body took so far."""
+        return len(self.write_times)
+
+    @property
+    def first_byte_at(self) -> float | None:
+        """When the body's first write was done."""
+        return self.write_times[0] if self.write_times else None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         """A request header, case-insensitively."""
@@ -82,6 +92,7 @@ class RecordedRequest:
         skip = {"disconnected", "finished", "body"}
         data = {k: v for k, v in vars(self).items() if k not in skip}
         data["body_text"] = self.body.decode("utf-8", "replace")
+        data["chunks_sent"], data["first_byte_at"] = self.chunks_sent, self.first_byte_at
         data["is_disconnected"] = self.disconnected.is_set()
         data["is_finished"] = self.finished.is_set()
         return data

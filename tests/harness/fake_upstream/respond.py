@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from tests.harness.fake_upstream.config import Scripted
+from tests.harness.fake_upstream.config import ModelBehavior, Reply, Scripted
 from tests.harness.fake_upstream.faults import apply_event_faults, error_for_status, send_stream
 from tests.harness.fake_upstream.listings import listing
 from tests.harness.fake_upstream.model import (
@@ -146,6 +146,21 @@ async def _model(
         rng=rng,
         fault=item.fault,
     )
+
+
+def rendered(dialect: str, reply: Reply, prompt_tokens: int, model: str) -> Scripted:
+    """The model's streamed answer rendered ahead, as a scripted body: ``reply`` in ``dialect``
+    (its usage reports ``prompt_tokens`` in), sent whatever the request, with no true count and no
+    window check. Answering then costs the upstream nothing but its writes (benchmarks)."""
+    plan = plan_reply({}, dialect, reply, ModelBehavior().encoding)
+    usage = Usage(prompt_tokens, plan.output_tokens)
+    if dialect == "openai":
+        request = {"stream_options": {"include_usage": True}}
+        events = openai_events(plan, usage, request, model, 0)
+    else:
+        events = anthropic_events(plan, usage, model, 0, random.Random(0))
+    route = "chat" if dialect == "openai" else "messages"
+    return Scripted(route=route, body=b"".join(events).decode())
 
 
 def route_of(method: str, path: str) -> str:

@@ -150,6 +150,7 @@ class Upstream:
         if request.path.startswith("/_control/"):
             return await control.handle(self, request)
         raw = await request.read()
+        transport = request.transport
         record = RecordedRequest(
             id=self._next_id,
             method=request.method,
@@ -159,6 +160,7 @@ class Upstream:
             body=raw,
             json=_parse(raw),
             route=respond.route_of(request.method, request.path),
+            peer=str(transport.get_extra_info("peername")) if transport else "",
         )
         self._next_id += 1
         self.requests.append(record)

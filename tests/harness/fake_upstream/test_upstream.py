@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
+import statistics
 from typing import Any
 
 import httpx
@@ -19,8 +21,9 @@ from tests.harness.fake_upstream.config import (
 )
 from tests.harness.fake_upstream.faults import cut
 from tests.harness.fake_upstream.helpers import USER, chat, json_events, messages_body, parse_sse
+from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream, running_upstream
-from tests.harness.fake_upstream.wire import WIRE_DIR, resolve
+from tests.harness.fake_upstream.wire import WIRE_DIR, resolve, split_events
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.counting.encodings import EncodingRegistry
 
@@ -393,3 +396,52 @@ def test_chunking_is_seeded_and_lossless() -> None:
     assert first != cut(data, chunking, random.Random("1:1"))
     assert b"".join(first) == data and all(len(c) <= 9 for c in first)
     assert all(len(c) >= 3 for c in first[:-1])
+
+
+def test_per_event_chunking_writes_whole_events() -> None:
+    data = (WIRE_DIR / "anthropic-stream-text.sse").read_bytes()
+    events = cut(data, Chunking(per_event=True), random.Random(0))
+    assert events == split_events(data) and all(e.endswith(b"\n\n") for e in events)
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+async def test_a_rendered_answer_streams_event_by_event(
+    upstream: Upstream, http: httpx.AsyncClient, dialect: str
+) -> None:
+    upstream.config.chunking = Chunking(per_event=True, min_delay=0.002, max_delay=0.002)
+    item = rendered(dialect, Reply(text=" w1 w2 w3"), 12, "test-model")
+    upstream.script(item)
+    path, body = (
+        ("/v1/chat/completions", chat())
+        if dialect == "openai"
+        else ("/v1/messages", messages_body())
+    )
+    response = await http.post(path, json=body)
+    record = upstream.last
+    assert response.content == item.body.encode()  # type: ignore[union-attr]
+    assert record.chunks_sent == len(split_events(response.content))
+    assert record.write_times == sorted(record.write_times)
+    gaps = [b - a for a, b in itertools.pairwise(record.write_times)]
+    assert statistics.fmean(gaps) >= 0.0019
+    assert record.prompt_tokens is None  # nothing was counted
+    events = json_events(response.text)
+    if dialect == "openai":
+        text = "".join(
+            e["choices"][0]["delta"].get("content") or "" for e in events if e["choices"]
+        )
+        assert text == " w1 w2 w3" and events[-1]["usage"]["prompt_tokens"] == 12
+    else:
+        deltas = [e["delta"] for e in events if e["type"] == "content_block_delta"]
+        assert "".join(d["text"] for d in deltas) == " w1 w2 w3"
+        assert events[0]["message"]["usage"]["input_tokens"] == 12
+
+
+async def test_connection_close_is_honoured(upstream: Upstream, http: httpx.AsyncClient) -> None:
+    upstream.script(Scripted(fixture="openai-chat-stream-usage-text"))
+    upstream.script(
+        Scripted(fixture="openai-chat-stream-usage-text", headers={"Connection": "close"})
+    )
+    for _ in range(3):
+        assert (await http.post("/v1/chat/completions", json=chat())).status_code == 200
+    first, second, third = (r.peer for r in upstream.model_requests)
+    assert first == second != third and third
