@@ -1,35 +1,34 @@
-"""What the bench scripts share: the report, time formats, the machine rows, the servers they spawn.
+"""What the bench scripts share: the report, time formats, the machine rows, /proc figures.
 
-`count_bench.py` and `stream_bench.py` import this as a sibling module (`python bench/<script>.py`
-puts `bench/` first on `sys.path`). Times are `perf_counter_ns` integers throughout; the
-formatters turn them into the strings of the report's value and detail columns.
+The scripts import this as a sibling module (`python bench/<script>.py` puts `bench/` first on
+`sys.path`), and importing it puts the repository on `sys.path` too: the scripts run the server
+and the fake upstream through the test harness (`tests.harness`), whose modules they import after
+this one. Times are integer nanoseconds throughout; the formatters turn them into the strings of
+the report's value and detail columns.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import importlib.metadata
-import json
 import os
 import platform
 import statistics
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import attrs
-import cattrs
-from lsprotocol import converters, types
-from pygls.lsp.client import LanguageClient
 from rich.console import Console
 from rich.table import Table
 
-STOP_TIMEOUT_S: Final = 10.0
-"""How long a server gets to answer `shutdown` and to exit before it is killed."""
+REPO: Final = Path(__file__).resolve().parents[1]
+# Only `bench/` is on sys.path: the test harness is found from the repository.
+if str(REPO) not in sys.path:
+    sys.path.insert(1, str(REPO))
 
 
 # --- reporting ------------------------------------------------------------------------------------
@@ -87,8 +86,9 @@ def run_bench(
 
 
 def now() -> int:
-    """`time.perf_counter_ns()`: the one clock of every measurement."""
-    return time.perf_counter_ns()
+    """`time.monotonic_ns()`: the one clock of every measurement, the fake upstream's too (its
+    records are in `time.monotonic()` seconds)."""
+    return time.monotonic_ns()
 
 
 def repeat(run: Callable[[], int], reps: int) -> tuple[list[int], int]:
@@ -184,160 +184,3 @@ def machine_rows(report: Report, section: str) -> None:
     report.add(section, "platform", platform.platform())
     report.add(section, "CPU", cpu_model(), f"{os.cpu_count()} cores, {usable} usable")
     report.add(section, "Python", platform.python_version(), sys.executable)
-
-
-# --- the language server, with pygls' client ------------------------------------------------------
-
-
-def plain_converter() -> cattrs.Converter:
-    """lsprotocol's converter without pygls' namedtuple hooks: custom params and results stay
-    plain JSON, as `vscode-jsonrpc` hands them to the extension."""
-    return converters.get_converter()
-
-
-def bench_client() -> LanguageClient:
-    """A pygls client with `plain_converter`; register its handlers before `spawn_server`."""
-    return LanguageClient("tokengauge-bench", "0", converter_factory=plain_converter)
-
-
-@attrs.define
-class LspServer:
-    """A running `python -m tokengauge` and the pygls client talking to it over stdio."""
-
-    client: LanguageClient
-    process: asyncio.subprocess.Process
-    stderr: list[bytes] = attrs.field(factory=list)
-    """The last lines the server wrote to stderr."""
-
-    async def initialize(self, options: dict[str, Any]) -> None:
-        """`initialize` with these `initializationOptions`, then `initialized`."""
-        params = types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options=options
-        )
-        await self.client.initialize_async(params)
-        self.client.initialized(types.InitializedParams())
-
-    async def request(self, method: str, params: Any) -> Any:
-        """One request, awaited; params and result as plain JSON."""
-        return await self.client.protocol.send_request_async(method, params)
-
-
-async def drain(stream: asyncio.StreamReader | None, sink: list[bytes]) -> None:
-    """Read the server's stderr so it never blocks on a full pipe; keep the last lines."""
-    if stream is None:
-        return
-    while line := await stream.readline():
-        sink.append(line)
-        del sink[:-50]
-
-
-async def kill(process: asyncio.subprocess.Process) -> None:
-    """The last resort, for a server that did not exit when asked."""
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
-
-
-async def stop(server: LspServer) -> None:
-    """shutdown + exit, then wait for the process; kill it only if it does not go."""
-    client, process = server.client, server.process
-    with contextlib.suppress(Exception):
-        if process.returncode is None and not client.stopped:
-            await asyncio.wait_for(client.shutdown_async(None), STOP_TIMEOUT_S)
-            client.exit(None)
-    try:
-        await asyncio.wait_for(client.stop(), STOP_TIMEOUT_S)  # type: ignore[no-untyped-call]
-    except Exception:
-        await kill(process)
-
-
-@contextlib.asynccontextmanager
-async def spawn_server(client: LanguageClient) -> AsyncIterator[LspServer]:
-    """Start `python -m tokengauge` under `client` (not yet initialized); always stop it cleanly.
-
-    On an error inside the block, the server's last stderr lines go to this process's stderr.
-    """
-    await client.start_io(sys.executable, "-m", "tokengauge")
-    process = client._server
-    if process is None:
-        raise RuntimeError("the server process did not start")
-    server = LspServer(client, process)
-    reader = asyncio.create_task(drain(process.stderr, server.stderr))
-    try:
-        yield server
-    except BaseException:
-        tail = b"".join(server.stderr[-20:]).decode(errors="replace")
-        print(f"server stderr (last lines):\n{tail}", file=sys.stderr)
-        raise
-    finally:
-        await stop(server)
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(reader, STOP_TIMEOUT_S)
-
-
-# --- the language server, with a bare JSON-RPC client ---------------------------------------------
-
-
-@attrs.define
-class BarePipe:
-    """JSON-RPC framing over a server's stdin and stdout; subclasses say how a request is answered.
-
-    No pygls on this side: what the bench measures through it is the server's share.
-    """
-
-    process: asyncio.subprocess.Process
-    last_id: int = 0
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Write one message (`jsonrpc` added) with its `Content-Length` header."""
-        if self.process.stdin is None:
-            raise RuntimeError("the server has no stdin")
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def receive(self) -> dict[str, Any]:
-        """Read the next message; `ConnectionError` once the server has closed its output."""
-        if self.process.stdout is None:
-            raise RuntimeError("the server has no stdout")
-        length = 0
-        while (line := await self.process.stdout.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if not length:
-            raise ConnectionError("the server closed its output")
-        message: dict[str, Any] = json.loads(await self.process.stdout.readexactly(length))
-        return message
-
-    async def request(self, method: str, params: Any) -> Any:
-        """One request, awaited: its result, or `RuntimeError` for an error answer."""
-        raise NotImplementedError
-
-    async def initialize(self, options: dict[str, Any]) -> None:
-        """`initialize` with these `initializationOptions`, then `initialized`."""
-        await self.request("initialize", {"capabilities": {}, "initializationOptions": options})
-        self.send({"method": "initialized", "params": {}})
-
-    async def shut_down(self) -> None:
-        """`shutdown` + `exit`, if the server still answers."""
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.request("shutdown", None), STOP_TIMEOUT_S)
-            self.send({"method": "exit"})
-
-
-@contextlib.asynccontextmanager
-async def bare_process() -> AsyncIterator[asyncio.subprocess.Process]:
-    """`python -m tokengauge` on pipes, stderr discarded; waits for it to exit, else kills it."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tokengauge",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        yield process
-    finally:
-        try:
-            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            await kill(process)

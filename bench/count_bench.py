@@ -16,26 +16,19 @@ Measures, on the request of `workload.py` (1 system message, 100 mixed messages,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import statistics
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 import tiktoken
-from lsprotocol import types
 from rich.console import Console
 
-import benchlib
 from benchlib import (
-    BarePipe,
-    LspServer,
     Report,
-    bare_process,
-    bench_client,
     latency,
     machine_rows,
     mib,
@@ -46,6 +39,7 @@ from benchlib import (
     run_bench,
     us,
 )
+from tests.harness.lsp import Endpoint, bare_server, spawn_server
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.text import TextCounter
 from tokengauge.gauge import Gauge
@@ -289,65 +283,13 @@ def init_options(storage: Path) -> dict[str, Any]:
     }
 
 
-@attrs.frozen
-class Session:
-    """A spawned server with pygls' client, and the storage its `initializationOptions` name."""
+def counter(server: Endpoint) -> CountFn:
+    """`countTokens` of some inputs for a model, one request through `server`."""
 
-    server: LspServer
-    storage: Path
-    logs: list[str]
-    """`window/logMessage` texts."""
+    async def count(model_id: str, inputs: Sequence[Any]) -> Any:
+        return await server.request(COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)})
 
-    async def initialize(self) -> None:
-        await self.server.initialize(init_options(self.storage))
-
-    async def request(self, method: str, params: Any) -> Any:
-        return await self.server.request(method, params)
-
-    async def count(self, model_id: str, inputs: Sequence[Any]) -> Any:
-        return await self.server.request(
-            COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)}
-        )
-
-
-@contextlib.asynccontextmanager
-async def spawn_server(storage: Path) -> AsyncIterator[Session]:
-    """Start `python -m tokengauge` with a pygls client; always stop it cleanly."""
-    client = bench_client()
-    logs: list[str] = []
-    client.feature(types.WINDOW_LOG_MESSAGE)(lambda params: logs.append(params.message))
-    async with benchlib.spawn_server(client) as server:
-        yield Session(server, storage, logs)
-
-
-@attrs.define
-class BareClient(BarePipe):
-    """One request at a time over bare JSON-RPC: the server's cost without pygls' client."""
-
-    async def request(self, method: str, params: Any) -> Any:
-        self.last_id += 1
-        self.send({"id": self.last_id, "method": method, "params": params})
-        while True:  # Skips the server's notifications.
-            message = await self.receive()
-            if message.get("id") == self.last_id and "method" not in message:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result")
-
-    async def count(self, model_id: str, inputs: Sequence[Any]) -> Any:
-        return await self.request(COUNT_TOKENS, {"modelId": model_id, "inputs": list(inputs)})
-
-
-@contextlib.asynccontextmanager
-async def spawn_bare(storage: Path) -> AsyncIterator[BareClient]:
-    """Start and initialize `python -m tokengauge` for a `BareClient`; always stop it cleanly."""
-    async with bare_process() as process:
-        client = BareClient(process)
-        try:
-            await client.initialize(init_options(storage))
-            yield client
-        finally:
-            await client.shut_down()
+    return count
 
 
 async def timed(count: CountFn, model_id: str, inputs: Sequence[Any]) -> int:
@@ -388,11 +330,12 @@ async def pygls_round_trips(
 ) -> None:
     """Strings, then whole messages, one countTokens request each, as Copilot sends them."""
     section = "2a. count over LSP, one request at a time (pygls client, stdio)"
-    async with spawn_server(Path(tempfile.mkdtemp(dir=root))) as session:
-        await session.initialize()
-        await warm_up(session.count)
-        rss_loaded = proc_status("VmRSS", session.server.process.pid)
-        empty = [await timed(session.count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
+    async with spawn_server() as server:
+        await server.initialize(init_options(Path(tempfile.mkdtemp(dir=root))))
+        count = counter(server)
+        await warm_up(count)
+        rss_loaded = proc_status("VmRSS", server.process.pid)
+        empty = [await timed(count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
         report.add(
             section,
             "empty request (inputs: []) p50 / p99",
@@ -400,13 +343,13 @@ async def pygls_round_trips(
             f"{plan.empty_calls} calls: transport, JSON-RPC and pygls, no counting",
         )
         for label in ("cold", "warm"):
-            samples, wall = await one_by_one(session.count, strings)
+            samples, wall = await one_by_one(count, strings)
             add_passes(report, section, f"strings {label} · {LSP_MODEL}", samples, wall, "strings")
         for label in ("first", "again"):
-            samples, wall = await one_by_one(session.count, messages)
+            samples, wall = await one_by_one(count, messages)
             add_passes(report, section, f"messages {label} · {LSP_MODEL}", samples, wall, "msgs")
-        rss_after = proc_status("VmRSS", session.server.process.pid)
-        hwm = proc_status("VmHWM", session.server.process.pid)
+        rss_after = proc_status("VmRSS", server.process.pid)
+        hwm = proc_status("VmHWM", server.process.pid)
     section = "5. memory"
     report.add(section, "server RSS, both encodings loaded", mib(rss_loaded), "one count each")
     report.add(section, "server RSS after the LSP passes", mib(rss_after), f"peak {mib(hwm)}")
@@ -415,12 +358,13 @@ async def pygls_round_trips(
 async def bare_round_trips(report: Report, root: Path, strings: Sequence[str], plan: Plan) -> None:
     """The same string passes with `BareClient`, to tell the client's share from the server's."""
     section = "2a. count over LSP, one request at a time (pygls client, stdio)"
-    async with spawn_bare(Path(tempfile.mkdtemp(dir=root))) as client:
-        await warm_up(client.count)
-        empty = [await timed(client.count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
+    async with bare_server(init_options(Path(tempfile.mkdtemp(dir=root)))) as client:
+        count = counter(client)
+        await warm_up(count)
+        empty = [await timed(count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
         report.add(section, "bare asyncio client: empty request p50 / p99", latency(empty))
         for label in ("cold", "warm"):
-            samples, wall = await one_by_one(client.count, strings)
+            samples, wall = await one_by_one(count, strings)
             add_passes(report, section, f"bare asyncio client: strings {label}", samples, wall,
                        "strings")  # fmt: skip
 
@@ -439,16 +383,17 @@ class FirstAnswers:
 async def first_answers(root: Path, strings: Sequence[str]) -> FirstAnswers:
     """Spawn, initialize, ask for the models, count once; then all strings in one batch."""
     start = now()
-    async with spawn_server(Path(tempfile.mkdtemp(dir=root))) as session:
-        await session.initialize()
+    async with spawn_server() as server:
+        await server.initialize(init_options(Path(tempfile.mkdtemp(dir=root))))
         initialized = now() - start
-        await session.request(MODELS_METHOD, {})
+        await server.request(MODELS_METHOD, {})
         models = now() - start
-        await session.count(LSP_MODEL, ["Hello, world"])
-        count = now() - start
-        batch_cold = await timed(session.count, LSP_MODEL, strings)
-        batch_warm = await timed(session.count, LSP_MODEL, strings)
-    return FirstAnswers(initialized, models, count, batch_cold, batch_warm)
+        count = counter(server)
+        await count(LSP_MODEL, ["Hello, world"])
+        counted = now() - start
+        batch_cold = await timed(count, LSP_MODEL, strings)
+        batch_warm = await timed(count, LSP_MODEL, strings)
+    return FirstAnswers(initialized, models, counted, batch_cold, batch_warm)
 
 
 async def startup(report: Report, root: Path, strings: Sequence[str], plan: Plan) -> None:

@@ -3,7 +3,8 @@
     .venv/bin/python bench/load_bench.py [--quick]
 
 One `python -m tokengauge` on pipes (a bare JSON-RPC client, so the figures are the server's), the
-test upstream (`tests/upstream`) as a second process streaming each chat's answer in small chunks.
+fake upstream (`tests/harness/fake_upstream`) as a second process streaming each chat's answer in
+small chunks.
 Twenty chat loops send one chat after another; a pacer sends a `countTokens` of one string every
 millisecond, whatever the answers (most strings asked before, one in five new, as in Copilot's
 agent loop). It prints the server's RSS at 10 s and at the end (and its peak), count latency
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import Any, Final
@@ -25,8 +25,10 @@ import attrs
 from rich.console import Console
 
 import benchlib
-from benchlib import BarePipe, Report, mib, ms, now, proc_status, us
-from sim_upstream import TrueTokenizer, running_upstream
+from benchlib import Report, mib, ms, now, proc_status, us
+from tests.harness.fake_upstream.config import Chunking, ModelBehavior, Reply, UpstreamConfig
+from tests.harness.fake_upstream.process import SubprocessUpstream
+from tests.harness.lsp import BareClient, bare_server
 
 SECONDS: Final = 60.0
 QUICK_SECONDS: Final = 10.0
@@ -64,40 +66,6 @@ def conversation(index: int) -> list[dict[str, Any]]:
 
 
 @attrs.define
-class Mux(BarePipe):
-    """Many requests in flight at once over one pipe; each answered future resolves by id."""
-
-    pending: dict[int, asyncio.Future[dict[str, Any]]] = attrs.field(factory=dict)
-    parts: int = 0
-
-    async def read(self) -> None:
-        """Route every response to its request; count the chat parts streamed."""
-        while True:
-            message = await self.receive()
-            if message.get("method") == "tokenGauge/chatPart":
-                self.parts += 1
-            future = (
-                self.pending.pop(message.get("id", -1), None) if "method" not in message else None
-            )
-            if future is not None and not future.done():
-                future.set_result(message)
-
-    async def call(self, method: str, params: Any) -> dict[str, Any]:
-        """Send a request; its whole response message."""
-        self.last_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[self.last_id] = future
-        self.send({"id": self.last_id, "method": method, "params": params})
-        return await future
-
-    async def request(self, method: str, params: Any) -> Any:
-        message = await self.call(method, params)
-        if "error" in message:
-            raise RuntimeError(message["error"])
-        return message.get("result")
-
-
-@attrs.define
 class Tally:
     """What the run measured."""
 
@@ -113,7 +81,7 @@ class Tally:
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
 
-async def chat_loop(server: Mux, index: int, end: int, tally: Tally) -> None:
+async def chat_loop(server: BareClient, index: int, end: int, tally: Tally) -> None:
     serial = 0
     while now() < end:
         serial += 1
@@ -131,7 +99,7 @@ async def chat_loop(server: Mux, index: int, end: int, tally: Tally) -> None:
             tally.chat_time.append(now() - started)
 
 
-async def count_pacer(server: Mux, end: int, tally: Tally) -> None:
+async def count_pacer(server: BareClient, end: int, tally: Tally) -> None:
     interval = 1_000_000_000 // COUNTS_PER_SECOND
     tasks: set[asyncio.Task[None]] = set()
     serial = 0
@@ -168,49 +136,38 @@ async def sample_rss(pid: int, started: int, tally: Tally) -> None:
     tally.rss_kib[f"RSS at {(now() - started) / 1e9:.0f} s"] = proc_status("VmRSS", pid)
 
 
-async def run(seconds: float, python: str) -> tuple[Tally, int]:
+async def run(seconds: float) -> tuple[Tally, int]:
     tally = Tally()
-    with tempfile.TemporaryDirectory(prefix="tokengauge-load-") as storage:
-        async with running_upstream(TrueTokenizer(), WINDOW, python) as up:
-            await up.control(
-                "POST",
-                "config",
-                {
-                    "reply": {"text": "word ", "repeat": 150},
-                    "chunking": {
-                        "min_bytes": 20,
-                        "max_bytes": 80,
-                        "min_delay": 0.002,
-                        "max_delay": 0.008,
-                    },
-                },
-            )
-            async with benchlib.bare_process() as process:
-                server = Mux(process)
-                reader = asyncio.create_task(server.read())
-                await server.initialize(options(storage, up.base_url))
-                # Load the encoding first: the clock measures a running server, not its start.
-                await server.request(
-                    "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["x"]}
-                )
-                started = now()
-                cpu_before = benchlib.cpu_ticks_ns(process.pid)
-                upstream_before = benchlib.cpu_ticks_ns(up.process.pid)
-                bench_before = benchlib.cpu_ticks_ns(os.getpid())
-                end = started + int(seconds * 1e9)
-                sampler = asyncio.create_task(sample_rss(process.pid, started, tally))
-                work = [chat_loop(server, i, end, tally) for i in range(CHATS)]
-                await asyncio.gather(count_pacer(server, end, tally), *work)
-                elapsed = now() - started
-                tally.rss_kib[f"RSS at {elapsed / 1e9:.0f} s"] = proc_status("VmRSS", process.pid)
-                tally.rss_kib["peak RSS"] = proc_status("VmHWM", process.pid)
-                tally.server_cpu_ns = benchlib.cpu_ticks_ns(process.pid) - cpu_before
-                tally.upstream_cpu_ns = benchlib.cpu_ticks_ns(up.process.pid) - upstream_before
-                tally.bench_cpu_ns = benchlib.cpu_ticks_ns(os.getpid()) - bench_before
-                if not sampler.done():
-                    sampler.cancel()
-                await server.shut_down()
-                reader.cancel()
+    upstream = UpstreamConfig(
+        model=ModelBehavior(context_window=WINDOW),
+        reply=Reply(text="word ", repeat=150),
+        chunking=Chunking(min_bytes=20, max_bytes=80, min_delay=0.002, max_delay=0.008),
+    )
+    # The upstream is a process of its own, so that its CPU is not the client's.
+    with (
+        tempfile.TemporaryDirectory(prefix="tokengauge-load-") as storage,
+        SubprocessUpstream(upstream) as up,
+    ):
+        async with bare_server(options(storage, up.base_url)) as server:
+            process = server.process
+            # Load the encoding first: the clock measures a running server, not its start.
+            await server.request("tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["x"]})
+            started = now()
+            cpu_before = benchlib.cpu_ticks_ns(process.pid)
+            upstream_before = benchlib.cpu_ticks_ns(up.pid)
+            bench_before = benchlib.cpu_ticks_ns(os.getpid())
+            end = started + int(seconds * 1e9)
+            sampler = asyncio.create_task(sample_rss(process.pid, started, tally))
+            work = [chat_loop(server, i, end, tally) for i in range(CHATS)]
+            await asyncio.gather(count_pacer(server, end, tally), *work)
+            elapsed = now() - started
+            tally.rss_kib[f"RSS at {elapsed / 1e9:.0f} s"] = proc_status("VmRSS", process.pid)
+            tally.rss_kib["peak RSS"] = proc_status("VmHWM", process.pid)
+            tally.server_cpu_ns = benchlib.cpu_ticks_ns(process.pid) - cpu_before
+            tally.upstream_cpu_ns = benchlib.cpu_ticks_ns(up.pid) - upstream_before
+            tally.bench_cpu_ns = benchlib.cpu_ticks_ns(os.getpid()) - bench_before
+            if not sampler.done():
+                sampler.cancel()
     return tally, elapsed
 
 
@@ -223,7 +180,7 @@ def measure(report: Report, console: Console, quick: bool) -> None:
     seconds = QUICK_SECONDS if quick else SECONDS
     benchlib.machine_rows(report, "machine")
     with console.status(f"{CHATS} chats and {COUNTS_PER_SECOND} counts/s for {seconds:.0f} s"):
-        tally, elapsed = asyncio.run(run(seconds, sys.executable))
+        tally, elapsed = asyncio.run(run(seconds))
     section = "1 load"
     report.add(
         section,

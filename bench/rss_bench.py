@@ -19,7 +19,7 @@ from rich.console import Console
 
 import benchlib
 from benchlib import Report, mib, now, proc_status
-from load_bench import Mux
+from tests.harness.lsp import bare_server
 
 MINUTES = 5.0
 QUICK_MINUTES = 1.0
@@ -31,17 +31,14 @@ async def run(minutes: float) -> list[tuple[float, int]]:
     """(seconds since the start, RSS in KiB) samples."""
     samples: list[tuple[float, int]] = []
     with tempfile.TemporaryDirectory(prefix="tokengauge-rss-") as storage:
-        async with benchlib.bare_process() as process:
-            server = Mux(process)
-            reader = asyncio.create_task(server.read())
-            await server.initialize(
-                {
-                    "storageDir": storage,
-                    "logLevel": "warning",
-                    "providers": [{"id": "p", "baseUrl": "http://127.0.0.1:9/v1"}],
-                    "models": [{"id": "gpt-4o", "provider": "p"}],
-                }
-            )
+        options = {
+            "storageDir": storage,
+            "logLevel": "warning",
+            "providers": [{"id": "p", "baseUrl": "http://127.0.0.1:9/v1"}],
+            "models": [{"id": "gpt-4o", "provider": "p"}],
+        }
+        async with bare_server(options) as server:
+            process = server.process
             started = now()
             end = started + int(minutes * 60e9)
             serial = 0
@@ -64,8 +61,6 @@ async def run(minutes: float) -> list[tuple[float, int]]:
                     next_sample += SAMPLE_EVERY_S * 1_000_000_000
                 await asyncio.sleep(max(0.0, 0.1 - (now() - tick) / 1e9))
             samples.append(((now() - started) / 1e9, proc_status("VmRSS", process.pid)))
-            await server.shut_down()
-            reader.cancel()
     return samples
 
 

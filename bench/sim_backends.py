@@ -28,10 +28,11 @@ from typing import Any, Final, Literal
 import httpx
 from pygls.exceptions import JsonRpcException
 
-from benchlib import LspServer
 from sim_records import Outcome
 from sim_render import CopilotTokenizer
-from sim_upstream import TrueTokenizer, Upstream
+from tests.harness.fake_upstream.config import ModelBehavior
+from tests.harness.fake_upstream.server import Upstream
+from tests.harness.lsp import LspServer
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.counting.request import walk_strings
@@ -100,7 +101,7 @@ class ExactCounter:
     true cost (each tool result is a message of its own upstream) less the 3 Copilot adds.
     """
 
-    def __init__(self, true: TrueTokenizer, tools: Sequence[Tool], true_tools: int) -> None:
+    def __init__(self, true: ModelBehavior, tools: Sequence[Tool], true_tools: int) -> None:
         self.true = true
         self.tokenizer = CopilotTokenizer(true.encoding)
         self.walk = [s for tool in tools for s in walk_strings(tool)]
@@ -187,6 +188,11 @@ class CharsCounter:
         ]
 
 
+def true_sizes(upstream: Upstream) -> list[int]:
+    """The true prompt size of each model request since the upstream's reset (a retry makes two)."""
+    return [r.prompt_tokens for r in upstream.model_requests if r.prompt_tokens is not None]
+
+
 class LspChatSender:
     """`tokenGauge/chat`: the server counts, sends, retries and learns."""
 
@@ -199,7 +205,7 @@ class LspChatSender:
         self, messages: Sequence[Message], tools: Sequence[Tool], estimate: int
     ) -> Outcome:
         """One chat; an overflow comes back as RequestFailed with `data.kind == "overflow"`."""
-        await self.upstream.forget()
+        self.upstream.reset()
         params = {
             "requestId": f"sim-{next(_request_ids)}",
             "modelId": self.model_id,
@@ -210,11 +216,11 @@ class LspChatSender:
             result = await self.server.request(CHAT, params)
         except JsonRpcException as exc:
             kind = exc.data.get("kind") if isinstance(exc.data, dict) else None
-            tries = await self.upstream.model_requests()
+            tries = true_sizes(self.upstream)
             true = tries[-1] if tries else None
             overflow = kind == "overflow"
             return Outcome(False, overflow, true, f"{kind}: {exc.message}", len(tries) > 1)
-        tries = await self.upstream.model_requests()
+        tries = true_sizes(self.upstream)
         trimmed = int((result.get("trimmed") or {}).get("tokens", 0))
         true = int(result["usage"]["prompt_tokens"])
         return Outcome(True, False, true, resized=len(tries) > 1, trimmed=trimmed)
@@ -253,7 +259,7 @@ class DirectSender:
     ) -> Outcome:
         """Stream one request; retry once with a `max_tokens` that fits if only that overflowed
         (policy "tokengauge")."""
-        await self.upstream.forget()
+        self.upstream.reset()
         max_tokens = self._max_tokens(messages, tools)
         resized = False
         while True:

@@ -23,21 +23,21 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
-from lsprotocol import types
 
 import benchlib
-from benchlib import LspServer
 from sim_backends import CharsCounter, DirectSender, ExactCounter, LspChatSender, LspCounter
 from sim_conversation import ConversationGenerator
 from sim_copilot import CopilotAgent
 from sim_host import HostScenario
 from sim_records import Counter, RunLog, Sender
 from sim_scenario import Scenario
-from sim_upstream import TrueTokenizer, Upstream
+from tests.harness.fake_upstream.config import ModelBehavior
+from tests.harness.fake_upstream.model import count_prompt
+from tests.harness.fake_upstream.server import Upstream
+from tests.harness.lsp import LspServer, spawn_server
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.protocol import CALIBRATION, CHAT_PART, MODELS_CHANGED, STATUS
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.openai_request import openai_tool
@@ -118,11 +118,8 @@ class RunResult:
 
 @contextlib.asynccontextmanager
 async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
-    """A fresh `python -m tokengauge`, initialized; notifications are accepted and dropped."""
-    client = benchlib.bench_client()
-    for method in (CHAT_PART, STATUS, MODELS_CHANGED, CALIBRATION, types.WINDOW_LOG_MESSAGE):
-        client.feature(method)(lambda params: None)
-    async with benchlib.spawn_server(client) as server:
+    """A fresh `python -m tokengauge`, initialized; its notifications are dropped."""
+    async with spawn_server() as server:
         await server.initialize(options)
         yield server
 
@@ -131,7 +128,7 @@ async def lsp_server(options: dict[str, Any]) -> AsyncIterator[LspServer]:
 class Truth:
     """What the upstream's model really counts, for the exact counter."""
 
-    tokenizer: TrueTokenizer
+    tokenizer: ModelBehavior
     tools: int
     """The tools' share of a request's true size."""
 
@@ -177,16 +174,16 @@ async def run(
     skew: float,
     setup: Setup,
     upstream: Upstream,
-    true: TrueTokenizer,
+    true: ModelBehavior,
     progress: Callable[[int], None] | None = None,
 ) -> RunResult:
     """Run every turn of the conversation once with this variant (upstream already configured
     with `true`)."""
     scenario = setup.scenario_at(skew)
     empty: dict[str, Any] = {"model": MODEL_ID, "messages": []}
-    true_fixed = await upstream.true_count(empty)
+    true_fixed = count_prompt(empty, "openai", true).total
     tools = [openai_tool(tool) for tool in scenario.tools]
-    true_tools = await upstream.true_count({**empty, "tools": tools})
+    true_tools = count_prompt({**empty, "tools": tools}, "openai", true).total
     truth = Truth(true, true_tools - true_fixed)
     started = benchlib.now()
     with tempfile.TemporaryDirectory(prefix="tokengauge-sim-") as tmp:

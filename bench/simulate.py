@@ -5,17 +5,17 @@
 
 Copilot Chat 0.67's agent mode (`sim_copilot.py`: its budget, its own o200k count of what it
 renders, background compaction and Simple-mode summarization, read from its bundle) runs a
-conversation against the test upstream (`tests/upstream`, real HTTP on 127.0.0.1), whose model
-counts with its own true tokenizer: the encoding, a hidden per-message / per-tool / fixed overhead,
-and a scale of `1 + skew` on the message tokens and on the tools' JSON. It returns real usage, and
-real 400 errors for what does not fit its window. Scenarios: `seeded` (default;
+conversation against the fake upstream (`tests/harness/fake_upstream`, real HTTP on 127.0.0.1),
+whose model counts with its own true tokenizer: the encoding, a hidden per-message / per-tool /
+fixed overhead, and a scale of `1 + skew` on the message tokens and on the tools' JSON. It returns
+real usage, and real 400 errors for what does not fit its window. Scenarios: `seeded` (default;
 `sim_conversation.py`: code edits, long tool results, CJK, JSON, stack traces, images; 60 tool
 schemas; the same seed gives the same conversation) and `host` (`sim_host.py`: the Copilot host
-suite's 12 turns per skew as recorded, with its window, model and true tokenizer: o200k_base ×
-skew + 7/message + 3, 40,000 tokens, Anthropic's overflow error; skews -30%, 0, +30%, +60%).
-Counters take Copilot's place side by side (`sim_run.py`): tokengauge over LSP with its chats
-through `tokenGauge/chat` (calibrating as in production), perfect counts ("exact", chats through
-tokengauge too), the same server never calibrated (pure tiktoken + margins), and `ceil(chars / 4)`.
+suite's 12 turns per skew as recorded, with its window, model and true tokenizer: o200k_base × skew
++ 7/message + 3, 40,000 tokens, Anthropic's overflow error; skews -30%, 0, +30%, +60%). Counters
+take Copilot's place side by side (`sim_run.py`): tokengauge over LSP with its chats through
+`tokenGauge/chat` (calibrating as in production), perfect counts ("exact", chats through tokengauge
+too), the same server never calibrated (pure tiktoken + margins), and `ceil(chars / 4)`.
 
 Prints, per skew and counter: turns, summarizations, overflows, the true fill at which each
 summarization fired, the estimate error (p50 / p95 / worst) and the turns it takes to settle
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -48,7 +49,8 @@ from sim_host import host_setup, recorded_scales
 from sim_plot import write_svg
 from sim_report import print_report
 from sim_run import SCENARIOS, VARIANTS, RunResult, Setup, run
-from sim_upstream import TrueTokenizer, running_upstream
+from tests.harness.fake_upstream.config import ModelBehavior, UpstreamConfig
+from tests.harness.fake_upstream.server import running_upstream
 
 SWEEP: Final = (-0.25, -0.10, 0.0, 0.10, 0.25)
 OUT: Final = Path(__file__).resolve().parent / "out"
@@ -144,19 +146,20 @@ def _show_progress(status: Status, label: str, turns: int, turn: int) -> None:
 
 async def simulate(args: argparse.Namespace, setup: Setup, console: Console) -> list[RunResult]:
     """Every variant at every skew, one after the other, against one upstream."""
-    base = TrueTokenizer(
+    base = ModelBehavior(
         encoding=args.encoding,
         per_message_overhead=args.per_message_overhead,
         per_tool_overhead=args.per_tool_overhead,
         fixed_overhead=args.fixed_overhead,
         image_tokens=args.image_tokens,
         error_style=getattr(args, "error_style", "openai"),
+        context_window=setup.window,
     )
     results: list[RunResult] = []
-    async with running_upstream(base, setup.window, sys.executable) as upstream:
+    async with running_upstream(UpstreamConfig(model=base)) as upstream:
         for skew in args.skew_list:
-            true = attrs.evolve(base, scale=1 + skew, tool_scale=1 + skew)
-            await upstream.configure(true, setup.window)
+            true = dataclasses.replace(base, scale=1 + skew, tool_scale=1 + skew)
+            upstream.config.model = true
             for variant in args.variant_list:
                 label = f"skew {skew * 100:+.0f}% · {variant}"
                 with console.status(f"{label}: starting") as status:
@@ -169,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run, print the tables, draw the SVG; exit 1 if tokengauge overflowed."""
     args = parse_args(argv)
     if args.server_path is not None:
-        # the spawned servers (and the upstream) import tokengauge from there first
+        # the spawned servers import tokengauge from there first
         server = str((args.server_path / "server").resolve())
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (server, os.environ.get("PYTHONPATH")) if p

@@ -2,12 +2,12 @@
 
     python bench/stream_bench.py [--quick]
 
-The bench process is both ends of the pipe: a small aiohttp upstream on 127.0.0.1 that writes real
-OpenAI Chat Completions / Anthropic Messages SSE events (shapes from the wire fixtures; each text
-delta carries its sequence number, and the upstream stamps `perf_counter_ns` right after writing
-it), and pygls' client, which stamps each `tokenGauge/chatPart` notification as it is handled.
-In between runs `python -m tokengauge` over stdio. Same machine, same clock: a chunk's added
-latency is its arrival at the client minus its write at the upstream. For both dialects:
+The bench process is both ends of the pipe: the test harness's fake upstream (aiohttp on
+127.0.0.1) writing real OpenAI Chat Completions / Anthropic Messages SSE events, one per write
+(each text delta carries its sequence number, and the upstream records when each write was done),
+and pygls' client, which stamps each `tokenGauge/chatPart` notification as it is handled. In
+between runs `python -m tokengauge` over stdio. Same machine, same clock: a chunk's added latency
+is its arrival at the client minus its write at the upstream. For both dialects:
 1. paced stream: events 2 ms apart → added latency per chunk, p50 / p99 / max;
 2. burst: events written as fast as possible → parts per second at the client, total time, and
    the server's CPU per part;
@@ -19,18 +19,20 @@ Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's shar
 client, which costs more per notification than the server does) and with `ChatRunner` in this
 process over HTTP (no LSP hop at all).
 
-Beside it in `bench/`: `stream_upstream.py` (the upstream and its SSE events), `stream_clients.py`
-(the pygls and bare clients), `stream_inprocess.py` (section 4) and `benchlib.py` (shared helpers).
+Beside it in `bench/`: `stream_script.py` (what the upstream sends, what it saw),
+`stream_inprocess.py` (section 4) and `benchlib.py` (shared helpers); the upstream and the clients
+are the test harness's (`tests/harness/`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,24 +51,27 @@ from benchlib import (
     us,
     version,
 )
-from stream_clients import Endpoint, Session, as_json, init_options, spawn_bare, spawn_server
 from stream_inprocess import in_process
-from stream_upstream import (
+from stream_script import (
+    ANTHROPIC,
     DIALECTS,
     OPENAI,
     SEQ,
     Dialect,
     Script,
     Trace,
-    Upstream,
+    expect,
     make_stream,
-    running_upstream,
+    traced,
 )
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import Endpoint, bare_server, plain, plain_client, spawn_server
 from tokengauge.chat import ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import structure, unstructure
-from tokengauge.protocol import CHAT, COUNT_TOKENS, ChatParams, ChatPart, Status
+from tokengauge.protocol import CHAT, CHAT_PART, COUNT_TOKENS, ChatParams, ChatPart, Status
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
 from workload import build_workload
@@ -134,6 +139,61 @@ def machine(report: Report, plan: Plan) -> None:
     )
 
 
+# --- the clients ----------------------------------------------------------------------------------
+
+Arrival = tuple[int, Any]
+"""(`now()` when the client had parsed it, the `chatPart` notification's params)."""
+
+
+def init_options(storage: Path, base_url: str) -> dict[str, Any]:
+    """`initializationOptions`: one provider per dialect, both on the bench upstream."""
+    return {
+        "storageDir": str(storage),
+        "providers": [
+            {"id": "bench-openai", "dialect": "openai", "baseUrl": f"{base_url}/v1"},
+            {"id": "bench-anthropic", "dialect": "anthropic", "baseUrl": base_url},
+        ],
+        "models": [
+            {"id": OPENAI.model_id, "provider": "bench-openai"},
+            {"id": ANTHROPIC.model_id, "provider": "bench-anthropic"},
+        ],
+    }
+
+
+@attrs.frozen
+class Stamped:
+    """A way of talking to the server, and the `chatPart` notifications it has handled."""
+
+    endpoint: Endpoint
+    arrivals: list[Arrival]
+
+
+@contextlib.asynccontextmanager
+async def pygls_session(options: dict[str, Any]) -> AsyncIterator[Stamped]:
+    """The server with pygls' client, initialized; each part stamped in the client's handler."""
+    arrivals: list[Arrival] = []
+
+    def on_part(params: Any) -> None:
+        arrivals.append((now(), params))
+
+    async with spawn_server(plain_client({CHAT_PART: on_part})) as server:
+        await server.initialize(options)
+        yield Stamped(server, arrivals)
+
+
+@contextlib.asynccontextmanager
+async def bare_session(options: dict[str, Any]) -> AsyncIterator[Stamped]:
+    """The server with the bare client, initialized; each part stamped as soon as it is parsed."""
+    arrivals: list[Arrival] = []
+
+    def on_message(message: dict[str, Any]) -> None:
+        if message.get("method") == CHAT_PART:
+            arrivals.append((now(), message["params"]))
+
+    async with bare_server(options, on_message) as client:
+        yield Stamped(client, arrivals)
+
+
 # --- one chat -------------------------------------------------------------------------------------
 
 _request_ids = iter(range(1, 1 << 62))
@@ -194,20 +254,21 @@ class Sample:
 
 
 async def lsp_chat(
-    session: Endpoint, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
+    session: Stamped, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One `tokenGauge/chat` over LSP; parts are stamped by the client's handler."""
-    trace = upstream.expect(script)
+    expect(upstream, script)
     session.arrivals.clear()
-    pid = session.process.pid
+    pid = session.endpoint.process.pid
     cpu_server, cpu_bench = cpu_ticks_ns(pid), time.process_time_ns()
     sent = now()
-    await session.request(CHAT, params)
+    await session.endpoint.request(CHAT, params)
     done = now()
     cpu_server, cpu_bench = cpu_ticks_ns(pid) - cpu_server, time.process_time_ns() - cpu_bench
+    trace = await traced(upstream, script)
     parts = []
     for arrived, raw in session.arrivals:
-        notification = as_json(raw)
+        notification = plain(raw)
         if notification.get("requestId") == params["requestId"]:
             parts.append((arrived, notification["part"]))
     return Sample(sent, done, trace, parts, cpu_server, cpu_bench)
@@ -236,14 +297,15 @@ async def direct_chat(
     runner: ChatRunner, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One chat through `ChatRunner` in this process (HTTP + SSE + parser, no LSP)."""
-    trace = upstream.expect(script)
+    expect(upstream, script)
     sink.parts.clear()
     request = structure(params, ChatParams, "params")
     cpu = time.process_time_ns()
     sent = now()
     await runner.run(request)
     done = now()
-    return Sample(sent, done, trace, list(sink.parts), 0, time.process_time_ns() - cpu)
+    cpu = time.process_time_ns() - cpu
+    return Sample(sent, done, await traced(upstream, script), list(sink.parts), 0, cpu)
 
 
 # --- 1. paced stream ------------------------------------------------------------------------------
@@ -277,7 +339,7 @@ def paced_rows(report: Report, label: str, sample: Sample, plan: Plan) -> None:
 
 
 async def paced(
-    report: Report, session: Endpoint, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
 ) -> None:
     script = Script(make_stream(dialect, plan.paced_events), int(plan.paced_delay_ms * 1e6))
     sample = await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
@@ -332,7 +394,7 @@ def burst_rows(report: Report, label: str, runs: Sequence[Sample], over_lsp: boo
 
 
 async def burst(
-    report: Report, session: Endpoint, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
 ) -> None:
     stream = make_stream(dialect, plan.burst_events)
     runs = [
@@ -373,7 +435,7 @@ def first_part_row(report: Report, label: str, samples: Sequence[Sample], note: 
 
 async def first_parts(
     report: Report,
-    session: Session,
+    session: Stamped,
     upstream: Upstream,
     dialect: Dialect,
     plan: Plan,
@@ -462,7 +524,7 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
 
 
 async def cold_first(
-    report: Report, session: Session, upstream: Upstream, dialect: Dialect
+    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect
 ) -> None:
     """The server's first chat in this dialect."""
     script = Script(make_stream(dialect, SHORT_STREAM))
@@ -476,12 +538,12 @@ async def cold_first(
     )
 
 
-async def lsp_baseline(report: Report, session: Session, plan: Plan) -> None:
+async def lsp_baseline(report: Report, session: Stamped, plan: Plan) -> None:
     """A request that does nothing: what stdio, JSON-RPC and pygls cost on their own."""
     samples = []
     for _ in range(plan.first_part_runs * 5):
         start = now()
-        await session.request(COUNT_TOKENS, {"modelId": OPENAI.model_id, "inputs": []})
+        await session.endpoint.request(COUNT_TOKENS, {"modelId": OPENAI.model_id, "inputs": []})
         samples.append(now() - start)
     report.add(
         "3. time to first part (request sent → first text part at the client)",
@@ -493,7 +555,9 @@ async def lsp_baseline(report: Report, session: Session, plan: Plan) -> None:
 
 async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -> None:
     workload = build_workload().to_json()
-    async with spawn_server(Path(tempfile.mkdtemp(dir=root)), upstream.base_url) as session:
+    async with pygls_session(
+        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+    ) as session:
         for dialect in DIALECTS:
             await cold_first(report, session, upstream, dialect)
         await lsp_baseline(report, session, plan)
@@ -502,14 +566,16 @@ async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -
             await paced(report, session, upstream, dialect, plan, OVER_LSP)
             await burst(report, session, upstream, dialect, plan, OVER_LSP)
             await first_parts(report, session, upstream, dialect, plan, workload)
-    async with spawn_bare(Path(tempfile.mkdtemp(dir=root)), upstream.base_url) as bare:
+    async with bare_session(
+        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+    ) as bare:
         for dialect in DIALECTS:
             await warm_up(bare, upstream, dialect)
             await paced(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
             await burst(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
 
 
-async def warm_up(session: Endpoint, upstream: Upstream, dialect: Dialect) -> None:
+async def warm_up(session: Stamped, upstream: Upstream, dialect: Dialect) -> None:
     for _ in range(WARM_UP_CHATS):
         script = Script(make_stream(dialect, SHORT_STREAM))
         await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
@@ -517,7 +583,7 @@ async def warm_up(session: Endpoint, upstream: Upstream, dialect: Dialect) -> No
 
 async def run_all(report: Report, plan: Plan, console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="tokengauge-bench-") as tmp:
-        async with running_upstream() as upstream:
+        async with running_upstream(UpstreamConfig()) as upstream:
             with console.status("over LSP…"):
                 await over_lsp(report, upstream, Path(tmp), plan)
             with console.status("in process…"):

@@ -13,8 +13,9 @@ from typing import Any
 
 import httpx
 
-from benchlib import Report, bench_client, now, rate, repeat, us
-from stream_upstream import Dialect, delta_text, make_stream
+from benchlib import Report, now, rate, repeat, us
+from stream_script import Dialect, delta_text, make_stream
+from tests.harness.lsp import plain_client
 from tokengauge.lsp.server import ServerChatSink, create_server
 from tokengauge.messages import TextPart
 from tokengauge.protocol import CHAT_PART, ChatPart
@@ -95,15 +96,13 @@ def notify_parts(parts: Sequence[ChatPart]) -> int:
 
 def client_dispatch(bodies: Sequence[bytes]) -> int:
     """What the bench's pygls client does per notification: parse, structure, call the handler."""
-    client = bench_client()
     handled = 0
 
     def on_part(params: Any) -> None:
         nonlocal handled
         handled += 1
 
-    client.feature(CHAT_PART)(on_part)
-    protocol = client.protocol
+    protocol = plain_client({CHAT_PART: on_part}).protocol
     for body in bodies:
         protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
     return handled
@@ -113,7 +112,7 @@ async def in_process(report: Report, dialect: Dialect, events: int, reps: int) -
     """Section 4 for one dialect: each stage on a burst of `events` deltas, best of `reps`."""
     section = "4. in process, per event (no network, no LSP)"
     stream = make_stream(dialect, events)
-    chunks = stream.events()
+    chunks = stream.events
     pairs = [(e.event, e.data) for e in iter_file_events(b"".join(chunks))]
     count = len(stream.deltas)
     parse_ns, produced = best_of(reps, lambda: feed_all(dialect.parser(), pairs))

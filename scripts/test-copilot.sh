@@ -52,7 +52,7 @@ for SKEW in $SKEWS; do
     WORK=$(mktemp -d /tmp/tg-copilot-test.XXXXXX)
     UPSTREAM_CONFIG=$(printf '{"reply": {"text": "%s", "scripted_calls": true}, "model": {"encoding": "%s", "scale": %s, "tool_scale": %s, "per_message_overhead": %s, "fixed_overhead": 3, "context_window": %d, "error_style": "anthropic", "require_api_key": "%s"}}' \
         "$REPLY" "$ENCODING" "$SKEW" "$SKEW" "$OVERHEAD" "$WINDOW" "$KEY")
-    "$PY" -m tests.upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
+    "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
     UPSTREAM_PID=$!
     trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT
     for _ in $(seq 1 100); do [ -s "$WORK/upstream.out" ] && break; sleep 0.1; done

@@ -25,7 +25,7 @@ npm run --silent build || exit 1
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
 # Its listings speak Ollama's API (/api/tags, /api/show), for the discovered provider below.
 UPSTREAM_CONFIG='{"listing": "ollama", "models": [{"id": "qwen2.5-coder:7b", "context_window": 40960, "architecture": "qwen2"}]}'
-"$PY" -m tests.upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
+"$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
 UPSTREAM_PID=$!
 trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do [ -s "$WORK/upstream.out" ] && break; sleep 0.1; done

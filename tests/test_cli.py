@@ -1,4 +1,4 @@
-"""The `tokengauge` command line, run as a real subprocess."""
+"""The `tokengauge` command line, run as a real subprocess (its parse-stream command in process)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, WIRE
+from tests.upstream.stream_cases import read
 from tokengauge.calibration.errors import parse_overflow_error
+from tokengauge.cli import parse_stream_command
 from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.messages import Usage
+from tokengauge.upstream.events import event_json
 
 SAMPLE = DATA / "copilot-request.json"
 
@@ -140,3 +144,40 @@ def test_parse_stream_prints_the_parsed_events(name: str):
 def test_parse_stream_needs_a_dialect():
     result = run("parse-stream", str(WIRE / "anthropic-stream-text.sse"))
     assert result.returncode == 2 and "--dialect" in result.stderr
+
+
+def test_parse_stream_prints_json_lines(capsys: pytest.CaptureFixture[str]):
+    assert parse_stream_command("anthropic", WIRE / "anthropic-stream-text.sse") == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines == [
+        {"type": "text", "value": "Hello"},
+        event_json(Usage(total_input_tokens=10, output_tokens=4, input_tokens=10)),
+    ]
+
+
+def test_parse_stream_exits_1_on_an_error(capsys: pytest.CaptureFixture[str]):
+    assert (
+        parse_stream_command("anthropic", WIRE / "error-anthropic-overloaded-stream-event.sse") == 1
+    )
+    assert json.loads(capsys.readouterr().out) == {"type": "error", "message": "Overloaded"}
+
+
+def test_parse_stream_exits_1_on_a_cut_off_capture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    raw = read("anthropic-stream-thinking.sse")
+    path = tmp_path / "cut.sse"
+    path.write_bytes(raw[: raw.index(b"\n\n", len(raw) // 2) + 2])
+    assert parse_stream_command("anthropic", path) == 1
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["type"] == "error"
+    assert "message_stop" in last["message"]
+
+
+def test_parse_stream_exits_2_when_the_file_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert parse_stream_command("openai", tmp_path / "missing.sse") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "cannot read" in captured.err

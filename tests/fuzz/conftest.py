@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tests.fuzz.pipe_client import PipeServer
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.process import SubprocessUpstream
 from tests.lsp.chat_helpers import chat_options
-from tests.upstream.config import UpstreamConfig
-from tests.upstream.process import SubprocessUpstream
 
 SCALE = float(os.environ.get("TG_FUZZ_EXAMPLES", "1"))
 DERANDOMIZE = "TG_FUZZ_RANDOM" not in os.environ

@@ -7,34 +7,13 @@ and a thread reads the server's output.
 
 from __future__ import annotations
 
-import io
-import json
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-SERVER = [sys.executable, "-m", "tokengauge"]
-
-
-def frame(message: Any) -> bytes:
-    """One message as the LSP base protocol frames it (NaN and Infinity written as Python does)."""
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def read_frame(stream: BinaryIO) -> dict[str, Any] | None:
-    """One framed message from the server's output (blocking); None at its end."""
-    length = 0
-    while (line := stream.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    if not length:
-        return None
-    message: dict[str, Any] = json.loads(stream.read(length))
-    return message
+from tests.harness.lsp import SERVER_COMMAND, frame, read_frame
 
 
 class PipeServer:
@@ -43,7 +22,7 @@ class PipeServer:
     def __init__(self, options: dict[str, Any], stderr: Path) -> None:
         self._stderr = stderr.open("wb")
         self.process = subprocess.Popen(
-            SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+            SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
         )
         self.responses: dict[Any, dict[str, Any]] = {}
         self.orphans: list[dict[str, Any]] = []
@@ -125,12 +104,3 @@ class PipeServer:
         self._reader.join(5)
         self._stderr.close()
         return self.process.returncode
-
-
-def read_all_frames(data: bytes) -> list[dict[str, Any]]:
-    """Every framed message in `data` (a finished server's whole output)."""
-    stream = io.BytesIO(data)
-    messages = []
-    while (message := read_frame(stream)) is not None:
-        messages.append(message)
-    return messages

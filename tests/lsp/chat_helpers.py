@@ -7,7 +7,8 @@ from typing import Any
 
 from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import plain, text_message
+from tests.harness.lsp import plain
+from tests.lsp.helpers import text_message
 
 API_KEY = "sk-tokengauge-test-SECRET-0123456789abcdef"
 _ids = itertools.count(1)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import init_options, initialize
-
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
+from tests.harness.lsp import SERVER, initialize
+from tests.lsp.helpers import init_options
 
 
 @pytest_lsp.fixture(config=SERVER)

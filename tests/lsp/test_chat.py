@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import sys
 import uuid
 from pathlib import Path
 
@@ -13,8 +12,12 @@ import pytest
 import pytest_lsp
 from lsprotocol.types import CancelParams
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import Reply, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import SERVER, call, initialize
 from tests.lsp.chat_helpers import (
     API_KEY,
     READ_FILE,
@@ -23,15 +26,9 @@ from tests.lsp.chat_helpers import (
     chat_params,
     conversation,
 )
-from tests.lsp.helpers import call, initialize
-from tests.upstream import faults
-from tests.upstream.config import Reply, Scripted, UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, structure
-
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
 
 
 @pytest_lsp.fixture(config=SERVER)

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from tests.harness.fake_upstream.server import running_upstream
+from tests.harness.lsp import call, running_server
 from tests.lsp.chat_helpers import chat_options, chat_params, conversation
-from tests.lsp.helpers import call, running_server, text_message
-from tests.upstream.server import running_upstream
+from tests.lsp.helpers import text_message
 
 INVALID_PARAMS = -32602
 

@@ -19,9 +19,9 @@ import pytest
 from lsprotocol.types import MessageType
 from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import call, running_server
-from tests.upstream.config import ListedModel, UpstreamConfig
-from tests.upstream.server import running_upstream
+from tests.harness.fake_upstream.config import ListedModel, UpstreamConfig
+from tests.harness.fake_upstream.server import running_upstream
+from tests.harness.lsp import call, running_server
 
 KEY = "sk-tokengauge-discovery-test-0123456789"
 FALLBACK = (32_768, 4_096)  # window and output cap of a model nobody gave sizes for

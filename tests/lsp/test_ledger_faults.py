@@ -10,7 +10,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +19,8 @@ from lsprotocol.types import MessageType
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
-from tests.lsp.helpers import call, init_options, initialize, running_server, text_message
+from tests.harness.lsp import SERVER_COMMAND, call, initialize, running_server
+from tests.lsp.helpers import init_options, text_message
 
 
 def conversation() -> list[dict]:
@@ -144,7 +144,7 @@ async def test_the_most_asked_strings_survive_a_crash(tmp_path: Path):
     options = init_options(tmp_path / "storage")
     strings = [f"tool description number {i}" for i in range(500)]
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "tokengauge")
+    await client.start_io(*SERVER_COMMAND)
     try:
         await initialize(client, options)
         await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": strings})

@@ -4,21 +4,20 @@ real "prompt is too long" error; tokengauge counts the model as a Claude (cl100k
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
+from tests.harness.fake_upstream.config import ModelBehavior, Reply, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import SERVER, call, initialize
 from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
-from tests.lsp.helpers import call, initialize, text_message
-from tests.upstream.config import ModelBehavior, Reply, UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
+from tests.lsp.helpers import text_message
 from tokengauge.calibration.trim import marker
 
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tokengauge"])
 WINDOW = 12_000
 MODEL = "sim"
 SIM = {

@@ -30,12 +30,12 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import Scripted, UpstreamConfig
+from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import call, initialize, plain, spawned
 from tests.lsp.chat_helpers import chat_options, conversation
-from tests.lsp.helpers import call, initialize, plain
-from tests.upstream import faults
-from tests.upstream.config import Scripted, UpstreamConfig
-from tests.upstream.records import RecordedRequest
-from tests.upstream.server import Upstream, running_upstream
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
@@ -129,8 +129,7 @@ class Session:
 async def session(options: dict[str, Any], key: str) -> AsyncIterator[Session]:
     """Start `python -m tokengauge`, record it from the first byte, shut it down cleanly."""
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "tokengauge")
-    try:
+    async with spawned(client):
         recorded = Session(client, key)
         await initialize(client, options)
         yield recorded
@@ -139,11 +138,6 @@ async def session(options: dict[str, Any], key: str) -> AsyncIterator[Session]:
         forwarder = client._stderr_forwarder
         if forwarder is not None:
             await asyncio.wait_for(asyncio.shield(forwarder), 5)
-    finally:
-        process = client._server
-        if process is not None and process.returncode is None:
-            process.kill()
-        await client.stop()
 
 
 def storage_files(storage: Path) -> dict[str, bytes]:

@@ -13,13 +13,8 @@ from lsprotocol.types import MessageType
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import (
-    call,
-    expect_notification,
-    init_options,
-    running_server,
-    text_message,
-)
+from tests.harness.lsp import call, expect_notification, running_server
+from tests.lsp.helpers import init_options, text_message
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.status import compact
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from lsprotocol.types import MessageType
 
-from tests.lsp.helpers import call, running_server
-from tests.upstream.config import ListedModel, UpstreamConfig
-from tests.upstream.server import running_upstream
+from tests.harness.fake_upstream.config import ListedModel, UpstreamConfig
+from tests.harness.fake_upstream.server import running_upstream
+from tests.harness.lsp import call, running_server
 
 
 async def test_nan_and_negative_settings_start_a_server_with_sane_budgets(tmp_path: Path):

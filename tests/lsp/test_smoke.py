@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_lsp import LanguageClient
 
-from tests.lsp.helpers import call
+from tests.harness.lsp import call
 
 
 async def test_models_and_count(client: LanguageClient):

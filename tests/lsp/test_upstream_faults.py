@@ -20,11 +20,11 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from tests.harness.fake_upstream import faults
+from tests.harness.fake_upstream.config import Fault, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import call, plain, running_server
 from tests.lsp.chat_helpers import API_KEY, chat_options, chat_params, conversation
-from tests.lsp.helpers import call, plain, running_server
-from tests.upstream import faults
-from tests.upstream.config import Fault, Scripted, UpstreamConfig
-from tests.upstream.server import Upstream, running_upstream
 
 IDLE = 1.5
 RESPONSE = 4.0

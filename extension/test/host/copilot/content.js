@@ -1,7 +1,7 @@
 // Large, varied, deterministic content for the Copilot suite: each turn's question with code, logs,
 // JSON, prose or CJK text, cut to a number of *true* tokens (the test upstream's tokenizer: o200k_base
 // or cl100k_base × skew), and the workspace files the test upstream makes Copilot read with its
-// read_file tool (scripted tool-call rounds, see tests/upstream/model.py `scripted_call`).
+// read_file tool (scripted tool-call rounds, see tests/harness/fake_upstream/model.py `scripted_call`).
 'use strict';
 const path = require('path');
 

@@ -1,0 +1,215 @@
+"""Answering recorded requests: fixture replay, the model routes, listings, 404."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from tests.harness.fake_upstream.config import ModelBehavior, Reply, Scripted
+from tests.harness.fake_upstream.faults import apply_event_faults, error_for_status, send_stream
+from tests.harness.fake_upstream.listings import listing
+from tests.harness.fake_upstream.model import (
+    count_prompt,
+    limit_error,
+    plan_reply,
+    requested_max_tokens,
+    unauthorized_body,
+)
+from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.sse import (
+    Usage,
+    anthropic_events,
+    anthropic_message,
+    openai_events,
+    openai_message,
+)
+from tests.harness.fake_upstream.wire import load, split_events
+
+if TYPE_CHECKING:
+    from tests.harness.fake_upstream.server import Upstream
+
+SSE = "text/event-stream; charset=utf-8"
+
+
+async def dispatch(
+    up: Upstream, request: web.Request, record: RecordedRequest
+) -> web.StreamResponse:
+    parts = request.path.split("/")
+    if len(parts) > 2 and parts[1] == "replay":
+        status = request.query.get("status")
+        item = Scripted(fixture=parts[2], status=int(status) if status else None)
+        return await send_fixed(up, request, record, item, None)
+    if record.route in ("chat", "messages"):
+        return await _model(
+            up, request, record, "openai" if record.route == "chat" else "anthropic"
+        )
+    if record.route == "models" and up.config.listing_answer is not None:
+        return await send_fixed(up, request, record, up.config.listing_answer, "listing")
+    body = record.json if isinstance(record.json, dict) else {}
+    if record.route == "count_tokens":
+        count = count_prompt(body, "anthropic", up.config.model)
+        return web.json_response({"input_tokens": count.total})
+    answer = listing(up.config.listing, request.method, request.path, body, up.config.models)
+    if answer is not None:
+        return web.json_response(answer[1], status=answer[0])
+    error = {"message": f"no route for {request.method} {request.path}", "type": "not_found"}
+    return web.json_response({"error": error}, status=404)
+
+
+async def send_fixed(
+    up: Upstream, request: web.Request, record: RecordedRequest, item: Scripted, dialect: str | None
+) -> web.StreamResponse:
+    """Answer with a fixture's (or a literal body's) bytes; SSE and faulted bodies stream."""
+    record.route = "replay" if dialect is None else record.route
+    if item.fixture:
+        try:
+            fixture = load(item.fixture)
+        except FileNotFoundError as exc:
+            return _json(404, {"error": {"message": str(exc), "type": "not_found"}})
+        data, status, ctype = fixture.data, fixture.status, fixture.content_type
+        headers = dict(fixture.headers)
+    else:
+        data, status, headers = (item.body or "").encode(), 200, {}
+        sse = data.lstrip().startswith((b"data:", b"event:"))
+        ctype = SSE if sse else "application/json"
+    status = item.status or status
+    headers = {**headers, **item.headers, "Content-Type": item.content_type or ctype}
+    if not headers["Content-Type"].startswith("text/event-stream") and item.fault is None:
+        record.status = status
+        return web.Response(body=data, status=status, headers=headers)
+    if dialect is None:
+        dialect = "anthropic" if b"event:" in data else "openai"
+    events = apply_event_faults(split_events(data), item.fault, dialect)
+    return await send_stream(
+        request,
+        record,
+        status=status,
+        headers=headers,
+        events=events,
+        chunking=up.config.chunking,
+        rng=random.Random(f"{up.config.chunking.seed}:{record.id}"),
+        fault=item.fault,
+    )
+
+
+async def _model(
+    up: Upstream, request: web.Request, record: RecordedRequest, dialect: str
+) -> web.StreamResponse:
+    item = up.take_script(record.route)
+    record.scripted = item is not None
+    if item is not None and (item.fixture or item.body is not None):
+        return await send_fixed(up, request, record, item, dialect)
+    item = item or Scripted()
+    body = record.json
+    behavior = up.config.model
+    rid = f"req_test{record.id:020d}"
+    if not isinstance(body, dict):
+        return _json(400, _invalid(dialect, "request body is not a JSON object", rid))
+    if behavior.require_api_key is not None:
+        presented = _api_key(request, dialect)
+        if presented != behavior.require_api_key:
+            return _json(401, unauthorized_body(dialect, presented or ""))
+    count = count_prompt(body, dialect, behavior)
+    record.prompt_tokens = count.total
+    record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
+    model = behavior.response_model or str(body.get("model") or "test-model")
+    error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
+    if error is not None:
+        return _json(400, error)
+    if item.status and item.status >= 400:
+        return await send_fixed(up, request, record, error_for_status(item, dialect), dialect)
+    plan = plan_reply(body, dialect, item.reply or up.config.reply, behavior.encoding)
+    usage = Usage(
+        count.total, plan.output_tokens, behavior.cached_prompt_tokens, plan.reasoning_tokens
+    )
+    record.output_tokens = plan.output_tokens
+    headers = {**_ok_headers(dialect, rid), **item.headers}
+    if not body.get("stream"):
+        build = openai_message if dialect == "openai" else anthropic_message
+        return web.json_response(build(plan, usage, model, record.id), headers=headers)
+    rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
+    if dialect == "openai":
+        events = openai_events(plan, usage, body, model, record.id)
+    else:
+        events = anthropic_events(plan, usage, model, record.id, rng)
+    events = apply_event_faults(events, item.fault, dialect)
+    return await send_stream(
+        request,
+        record,
+        status=item.status or 200,
+        headers={**headers, "Content-Type": SSE},
+        events=events,
+        chunking=up.config.chunking,
+        rng=rng,
+        fault=item.fault,
+    )
+
+
+def rendered(dialect: str, reply: Reply, prompt_tokens: int, model: str) -> Scripted:
+    """The model's streamed answer rendered ahead, as a scripted body: ``reply`` in ``dialect``
+    (its usage reports ``prompt_tokens`` in), sent whatever the request, with no true count and no
+    window check. Answering then costs the upstream nothing but its writes (benchmarks)."""
+    plan = plan_reply({}, dialect, reply, ModelBehavior().encoding)
+    usage = Usage(prompt_tokens, plan.output_tokens)
+    if dialect == "openai":
+        request = {"stream_options": {"include_usage": True}}
+        events = openai_events(plan, usage, request, model, 0)
+    else:
+        events = anthropic_events(plan, usage, model, 0, random.Random(0))
+    route = "chat" if dialect == "openai" else "messages"
+    return Scripted(route=route, body=b"".join(events).decode())
+
+
+def route_of(method: str, path: str) -> str:
+    if path.startswith("/replay/"):
+        return "replay"
+    if method == "POST" and path.endswith("/chat/completions"):
+        return "chat"
+    if method == "POST" and path.endswith("/messages/count_tokens"):
+        return "count_tokens"
+    if method == "POST" and path.endswith("/messages"):
+        return "messages"
+    if path.endswith(("/models", "/model/info", "/api/tags", "/api/show")):
+        return "models"
+    return "other"
+
+
+def _json(status: int, body: dict[str, Any]) -> web.Response:
+    """A compact JSON error body, as the providers send them."""
+    return web.json_response(body, status=status, dumps=_compact)
+
+
+def _compact(obj: object) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _invalid(dialect: str, message: str, rid: str) -> dict[str, Any]:
+    if dialect == "anthropic":
+        error = {"type": "invalid_request_error", "message": message}
+        return {"type": "error", "error": error, "request_id": rid}
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
+
+
+def _api_key(request: web.Request, dialect: str) -> str | None:
+    if dialect == "anthropic" and "x-api-key" in request.headers:
+        return request.headers["x-api-key"]
+    auth = request.headers.get("Authorization", "")
+    return auth[7:] if auth.startswith("Bearer ") else None
+
+
+def _ok_headers(dialect: str, rid: str) -> dict[str, str]:
+    """The real 200 response headers of the dialect (rate-limit headers etc.), fresh request id."""
+    name = (
+        "headers-anthropic-200-ratelimit"
+        if dialect == "anthropic"
+        else "headers-openai-chat-200-ratelimit"
+    )
+    headers: dict[str, str] = json.loads(load(name + ".json").data)
+    headers.pop("content-type", None)
+    headers["request-id" if dialect == "anthropic" else "x-request-id"] = rid
+    return headers

@@ -1,0 +1,110 @@
+"""protocol: the payloads as they go over the wire (camelCase, tags, fields left out while None)."""
+
+from __future__ import annotations
+
+from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, Usage, structure, unstructure
+from tokengauge.protocol import (
+    ChatPartParams,
+    ChatResult,
+    CountTokensParams,
+    DiscoverModelsResult,
+    ProviderDiscovery,
+    RecordUsageParams,
+    TrimReport,
+    UsagePart,
+)
+
+
+def test_count_tokens_params_mix_strings_and_messages() -> None:
+    params = structure(
+        {
+            "modelId": "gpt-4o",
+            "inputs": [
+                "plain text",
+                {"role": "user", "content": [{"type": "text", "value": "hi"}]},
+                "",
+            ],
+        },
+        CountTokensParams,
+    )
+    assert params.model_id == "gpt-4o"
+    assert params.inputs == ["plain text", Message(role="user", content=[TextPart("hi")]), ""]
+    written = unstructure(params)
+    assert written["modelId"] == "gpt-4o"
+    assert written["inputs"][0] == "plain text"
+    assert written["inputs"][1]["content"] == [{"type": "text", "value": "hi"}]
+
+
+def test_record_usage_params_camel_case() -> None:
+    params = structure(
+        {
+            "modelId": "m",
+            "messages": [{"role": "system", "content": [{"type": "text", "value": "Be brief."}]}],
+            "usage": {"totalInputTokens": 12},
+            "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}],
+        },
+        RecordUsageParams,
+    )
+    assert params == RecordUsageParams(
+        model_id="m",
+        messages=[Message(role="system", content=[TextPart("Be brief.")])],
+        usage=Usage(12),
+        tools=[Tool("t", "d", {"type": "object"})],
+    )
+    assert set(unstructure(params)) == {"modelId", "messages", "usage", "tools"}
+
+
+def usage_part(trimmed: TrimReport | None = None) -> UsagePart:
+    return UsagePart(10, 4, 6, 2, 1, 18, False, {"prompt_tokens": 18}, trimmed)
+
+
+def test_chat_parts_carry_their_type():
+    parts = [
+        TextPart("hi"),
+        ToolCallPart("c1", "read", {"path": "a"}),
+        usage_part(),
+    ]
+    written = [unstructure(ChatPartParams("r1", part))["part"] for part in parts]
+    assert written[0] == {"type": "text", "value": "hi"}
+    assert written[1] == {
+        "type": "toolCall",
+        "callId": "c1",
+        "name": "read",
+        "input": {"path": "a"},
+    }
+    assert written[2] == {
+        "type": "usage",
+        "inputTokens": 10,
+        "outputTokens": 4,
+        "cacheReadTokens": 6,
+        "cacheWriteTokens": 2,
+        "reasoningTokens": 1,
+        "totalInputTokens": 18,
+        "estimated": False,
+        "data": {"prompt_tokens": 18},
+    }
+    assert unstructure(ChatPartParams("r1", parts[0]))["requestId"] == "r1"
+
+
+def test_what_was_trimmed_is_said_only_when_something_was():
+    trimmed = TrimReport(tool_results=2, messages=1, tokens=9100)
+    assert "trimmed" not in unstructure(ChatResult({}, "stop"))
+    assert unstructure(ChatResult({}, "stop", trimmed))["trimmed"] == {
+        "toolResults": 2,
+        "messages": 1,
+        "tokens": 9100,
+    }
+    assert "trimmed" not in unstructure(usage_part())
+    assert unstructure(usage_part(trimmed))["trimmed"]["tokens"] == 9100
+
+
+def test_a_failed_discovery_says_why_with_nulls_kept():
+    result = DiscoverModelsResult(
+        [ProviderDiscovery("up", 3, None), ProviderDiscovery("down", None, "HTTP 500")]
+    )
+    assert unstructure(result) == {
+        "providers": [
+            {"providerId": "up", "models": 3, "error": None},
+            {"providerId": "down", "models": None, "error": "HTTP 500"},
+        ]
+    }

@@ -1,0 +1,446 @@
+"""What every real stream capture in the shared wire fixtures says, and how the stream tests
+read one.
+
+Expected values were read off the captures by hand: the concatenated text and thinking, each tool
+call, every usage number and the finish reason. `parse` runs a capture through the parser of its
+dialect; `assert_honest` is what every parser's output must be, whatever it was fed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.conftest import WIRE
+from tokengauge.messages import Usage
+from tokengauge.upstream.dialects import make_parser
+from tokengauge.upstream.events import (
+    Finish,
+    StreamError,
+    StreamEvent,
+    StreamParser,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+)
+from tokengauge.upstream.openai_stream import RESPONSES_API
+from tokengauge.upstream.sse import iter_file_events
+
+# What the captures say, read off them by hand (long strings split only for line length).
+OPENAI_TEXT = "The result of \\( 1231 \\times 2331 \\) is \\( 2,869,461 \\)."
+PELICAN_TEXT = (
+    '1. **Pouch** - references their iconic bill pouch\n2. **Pelé** - playful take on "pelican"'
+)
+DEEPSEEK_TEXT = "Hello there! 😊 How can I help you today?"
+OVERLOADED_BODY = (
+    '{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}'
+    "        }"
+)
+
+DEEPSEEK_THINKING = (
+    'Hmm, the user just said "Hello". It\'s a simple greeting but I wonder '
+    "if there's more to it.  \n\nThe message is very brief, so I don't have "
+    "much context to work with. Maybe they're just testing if I'm responsive, "
+    "or perhaps they're new to chatting with AI.  \n\nI should keep my reply "
+    "warm and inviting to encourage further conversation. A smiley face would "
+    "help make it friendly. Since they didn't specify a need, I'll leave it "
+    "open-ended by asking how I can help them today.  \n\nThe tone should "
+    'be cheerful but professional - not too stiff, not too casual. "Hello '
+    'there!" feels right for a start. Adding "What can I do for you today?" '
+    "turns it into an invitation rather than just mirroring their greeting. "
+    " \n\nI'll avoid assumptions about their gender, location, or intent since "
+    "there's zero information. If they're just being polite, they might not "
+    "reply further - and that's okay too."
+)
+GROK_TEXT = (
+    "I'm Grok, an AI built by xAI. I'm designed to be helpful, maximally truthful, "
+    "and a bit witty—think a mix of the Hitchhiker's Guide to the Galaxy and "
+    "JARVIS from Iron Man. My goal is to help you understand the universe "
+    "(and maybe crack a few jokes along the way). What's on your mind?"
+)
+LONG_THINKING = (
+    "This is a straightforward question about pedestrian safety. I should "
+    "provide clear, helpful advice about how to safely cross a street. This "
+    "is basic safety information that could help prevent accidents."
+)
+LONG_TEXT = (
+    "Here are the basic steps for safely crossing the street:\n\n**At intersections "
+    'with traffic lights:**\n- Wait for the pedestrian "Walk" signal\n- Look '
+    "both ways before stepping into the street\n- Make eye contact with drivers "
+    "when possible\n- Stay alert for turning vehicles\n\n**At intersections "
+    "without signals:**\n- Use crosswalks when available\n- Stop at the curb "
+    "and look left, right, then left again\n- Wait for a clear gap in traffic\n- "
+    "Walk briskly but don't run\n- Keep looking for traffic as you cross\n\n**General "
+    "safety tips:**\n- Put away phones and remove headphones\n- Wear bright "
+    "or reflective clothing in low light\n- Never assume drivers see you\n- "
+    "Avoid crossing between parked cars\n- Walk facing traffic when there's "
+    "no sidewalk\n\n**In busy urban areas:**\n- Follow pedestrian signals "
+    "strictly\n- Be extra cautious of cyclists in bike lanes\n- Watch for "
+    "buses and large vehicles with blind spots\n\nThe key is to be visible, "
+    "alert, and predictable in your movements. Always prioritize safety over "
+    "speed when crossing streets."
+)
+PELICAN_THINKING = (
+    "The user wants two names for a pet pelican, and they want me to be brief. "
+    "I'll suggest two names that would suit a pelican well.\n\nSome good options:\n- "
+    "Pelé (play on pelican)\n- Pouch (referencing their bill pouch)\n- Captain "
+    "Beak\n- Squirt\n- Scoop\n- Wing\n\nLet me give two brief, catchy names:"
+)
+VERSION_THINKING = (
+    "The user wants me to:\n1. Use the fixed_version tool\n2. Tell them the "
+    "version\n3. Make a short joke about it\n\nLet me first call the fixed_version "
+    "tool to see what version it returns."
+)
+PELICAN_SIGNATURE = (
+    "EuYDCmMIDBgCKkC05Zda4P+Cdk/LQKE+Aol4ZY3EY4wLDrf8XcApz2PiqrxiRjS7uY1kGtZ63vVlaVmtuIp"
+    "dsHbkdfGHb9AsBYw+MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOAASDAXGiw23anViCe75HBoMATySwg"
+    "VJ0A405/0FIjDbVX0lAn7rEq/ejcuOZWDihLSbS9KGihD2QsWmXzp2Ly5ZD5vtKOcKvhEDQ0PCeVkqsALmn"
+    "x7FhoJ7TQQyomwwFY+zA/Sft9n7u3lNE/RzbZMF4jmvo9i1vtNLETK18iSdCAhSy+NJLFRK/vcw6sVaDNrE"
+    "MGgIadv5iZ0Jmx+iHyR8sXbasYDMbN07/ype7JGpKxHCdQOrNA7plS39Yy5l7hqJz4ueYoCpMxc+IkNY+TC"
+    "yMpKwGxYqKSUdElyLr0Ko3vXtdLJBTJQuMtU+cz+UPHkpTbGRPntg/hBvNztCjlqqeM6PKoE8rsDJMx0+q1"
+    "eOrFPC9SYgCZqSGHlSHoOexnfkrN2aTlZjcBcFblXq76bKF1YHINp3uL+jByhp91XFSkhF+b43BC9PDtRUY"
+    "Kw3wT+IZlEI6V3GppKBDSa8L0Sgm8m1Bb2PYvi3oIv+LDpUImrMckjemNZmBeGcEZQ4FjZiGAE="
+)
+VERSION_SIGNATURE = (
+    "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZP"
+    "hsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUj"
+    "C6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k"
+    "+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5Vo"
+    "Tg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2Mo"
+    "YE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYw"
+    "yxQQtUVgzhVGhhANWRjSBwUxgB"
+)
+LONG_SIGNATURE = (
+    "EvMCCkYICxgCKkCHP2cSuEdcJK/0rFwqES/ecn+VurRpNTwI4XNyM0vnNfGsc9OmE8YYHauwBZ/uaRpmlEn"
+    "2I4/kszHlcpptO82JEgyRMSbPkJYaegxYF3AaDHZbSm9EzZ6CM+YtliIw3iNVP/ilYrfoneo8S2+ad/5xSC"
+    "62nKbk6joLtKmqXgXwYFJRpjIUjM2V7EGReOPRKtoBKfNHVmdNf7SeMhHalX/ObSeJ1G/NjDyGQAsDjyHGd"
+    "7uY1r5gAIn3Cpdv5r+gHYJmWT+w2uiKZsBDRoSf4O3Km0l752EhPD4InEhqpCKyqhbUZ3dt5+JVKQHk2iyT"
+    "BhQMB/XBYgZTstIpRqQRXU5ypcrydgnqj3mD1G9C7YC0ZTCNvFluAx0OL8q+cQwufgfqKquLEf2+XMYzhx9"
+    "jYkVFEpnf/s1nx6gNBATKfF3Dmrs2r4tWu2QJB+FjlRuDp/8dxUxgJbmyhGxb7XsYeb1vgb7wwzDvP/Uhjf"
+    "QYAQ=="
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a person reading a capture expects; `shape` is the event kinds, runs collapsed."""
+
+    shape: tuple[str, ...]
+    text: str = ""
+    thinking: str = ""
+    signatures: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    finish: str | None = None
+    errors: tuple[str, ...] = ()
+    ended: bool = True
+
+
+# The Responses API is another API (`response.*` events): the Chat Completions parser says so
+# with one error instead of returning an empty answer that would look like a success.
+RESPONSES = Expected(shape=("error",), errors=(RESPONSES_API,), ended=False)
+
+CASES = [
+    pytest.param(
+        "openai-chat-stream-usage-text.sse",
+        "openai",
+        Expected(
+            shape=("text", "usage", "finish"),
+            text=OPENAI_TEXT,
+            usage=Usage(total_input_tokens=87, output_tokens=26, input_tokens=87),
+            finish="stop",
+        ),
+        id="openai-text",
+    ),
+    pytest.param(
+        "openai-chat-stream-usage-toolcall.sse",
+        "openai",
+        Expected(
+            shape=("tool", "usage", "finish"),
+            tool_calls=(
+                ToolCall("call_1EYWDzueHEp8OsB8jJSEp7WB", "multiply", {"a": 1231, "b": 2331}),
+            ),
+            usage=Usage(total_input_tokens=54, output_tokens=20, input_tokens=54),
+            finish="tool_calls",
+        ),
+        id="openai-toolcall",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-toolcall.sse",
+        "openai",
+        Expected(
+            # No finish_reason ever arrives; none is invented. [DONE] flushes the call.
+            shape=("tool", "usage"),
+            tool_calls=(ToolCall("0", "llm_version", {}),),
+            usage=Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
+        ),
+        id="openrouter-toolcall-no-finish-reason",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-cached-reasoning-usage.sse",
+        "openai",
+        Expected(
+            # Grok's reasoning is encrypted (reasoning_details only): no thinking text.
+            shape=("text", "usage", "finish"),
+            text=GROK_TEXT,
+            usage=Usage(
+                total_input_tokens=687,
+                output_tokens=187,
+                input_tokens=687,
+                cache_read_tokens=679,
+                reasoning_tokens=118,
+            ),
+            finish="stop",
+        ),
+        id="openrouter-cached-reasoning",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-midstream-error.sse",
+        "openai",
+        Expected(
+            # finish_reason "length" came before the error: it is dropped, the error stands.
+            shape=("thinking", "error", "usage"),
+            thinking="We need to respond to a greeting. The user",
+            usage=Usage(
+                total_input_tokens=43, output_tokens=10, input_tokens=43, reasoning_tokens=11
+            ),
+            errors=("Token limit reached",),
+        ),
+        id="openrouter-midstream-error",
+    ),
+    pytest.param(
+        "deepseek-chat-stream-reasoning-usage.sse",
+        "openai",
+        Expected(
+            shape=("thinking", "text", "usage", "finish"),
+            text=DEEPSEEK_TEXT,
+            thinking=DEEPSEEK_THINKING,
+            usage=Usage(
+                total_input_tokens=6, output_tokens=212, input_tokens=6, reasoning_tokens=198
+            ),
+            finish="stop",
+        ),
+        id="deepseek-reasoning",
+    ),
+    pytest.param("openai-responses-stream-basic.sse", "openai", RESPONSES, id="responses-basic"),
+    pytest.param(
+        "openai-responses-stream-tooluse.sse", "openai", RESPONSES, id="responses-tooluse"
+    ),
+    pytest.param(
+        "openai-responses-stream-reasoning-usage.sse", "openai", RESPONSES, id="responses-reasoning"
+    ),
+    pytest.param(
+        "openai-responses-stream-cached-tokens.sse", "openai", RESPONSES, id="responses-cached"
+    ),
+    pytest.param(
+        "anthropic-stream-text.sse",
+        "anthropic",
+        Expected(
+            shape=("text", "usage", "finish"),
+            text="Hello",
+            usage=Usage(total_input_tokens=10, output_tokens=4, input_tokens=10),
+            finish="end_turn",
+        ),
+        id="anthropic-text",
+    ),
+    pytest.param(
+        "anthropic-stream-thinking.sse",
+        "anthropic",
+        Expected(
+            shape=("thinking", "signature", "text", "usage", "finish"),
+            text=PELICAN_TEXT,
+            thinking=PELICAN_THINKING,
+            signatures=(PELICAN_SIGNATURE,),
+            usage=Usage(total_input_tokens=46, output_tokens=133, input_tokens=46),
+            finish="end_turn",
+        ),
+        id="anthropic-thinking",
+    ),
+    pytest.param(
+        "anthropic-stream-thinking-long.sse",
+        "anthropic",
+        Expected(
+            shape=("thinking", "signature", "text", "usage", "finish"),
+            text=LONG_TEXT,
+            thinking=LONG_THINKING,
+            signatures=(LONG_SIGNATURE,),
+            usage=Usage(total_input_tokens=43, output_tokens=282, input_tokens=43),
+            finish="end_turn",
+        ),
+        id="anthropic-thinking-long",
+    ),
+    pytest.param(
+        "anthropic-stream-thinking-tooluse.sse",
+        "anthropic",
+        Expected(
+            shape=("thinking", "signature", "tool", "usage", "finish"),
+            thinking=VERSION_THINKING,
+            signatures=(VERSION_SIGNATURE,),
+            tool_calls=(ToolCall("toolu_01825dXWLSoJwCst1qTsiWdb", "fixed_version", {}),),
+            usage=Usage(
+                total_input_tokens=598, output_tokens=92, input_tokens=598, reasoning_tokens=53
+            ),
+            finish="tool_use",
+        ),
+        id="anthropic-thinking-tooluse",
+    ),
+    pytest.param(
+        "anthropic-stream-tooluse-empty-input.sse",
+        "anthropic",
+        Expected(
+            shape=("tool", "usage", "finish"),
+            tool_calls=(ToolCall("toolu_01CzN6riCPqw4pVSuTd9Dwn7", "pelican_name_generator", {}),),
+            usage=Usage(total_input_tokens=543, output_tokens=40, input_tokens=543),
+            finish="tool_use",
+        ),
+        id="anthropic-tooluse-empty-input",
+    ),
+    pytest.param(
+        "anthropic-stream-tooluse-parallel.sse",
+        "anthropic",
+        Expected(
+            shape=("tool", "usage", "finish"),
+            tool_calls=(
+                ToolCall("toolu_01LtHJmixrs9NcWQkK8hu8hj", "pelican_name_generator", {}),
+                ToolCall("toolu_01N8a4jWyf116qKTMqKKmjyt", "pelican_name_generator", {}),
+            ),
+            usage=Usage(total_input_tokens=542, output_tokens=62, input_tokens=542),
+            finish="tool_use",
+        ),
+        id="anthropic-tooluse-parallel",
+    ),
+    pytest.param(
+        "anthropic-stream-cache-read.sse",
+        "anthropic",
+        Expected(
+            # Server-side compaction: message_delta's top level (181 input, 0 cached) describes
+            # the compacted context; the first iteration read our prompt: 100 + 55096 cached.
+            shape=("text", "usage", "finish"),
+            text="Hello! 👋",
+            usage=Usage(
+                total_input_tokens=55196, output_tokens=8, input_tokens=100, cache_read_tokens=55096
+            ),
+            finish="end_turn",
+        ),
+        id="anthropic-cache-read-compaction",
+    ),
+    pytest.param(
+        "error-anthropic-overloaded-stream-event.sse",
+        "anthropic",
+        Expected(shape=("error",), errors=("Overloaded",), ended=False),
+        id="anthropic-overloaded-error",
+    ),
+]
+
+EXACT = [
+    pytest.param(
+        "anthropic-stream-text.sse",
+        "anthropic",
+        [
+            TextDelta("Hello"),
+            Usage(total_input_tokens=10, output_tokens=4, input_tokens=10),
+            Finish("end_turn"),
+        ],
+        id="anthropic-text",
+    ),
+    pytest.param(
+        "anthropic-stream-cache-read.sse",
+        "anthropic",
+        [
+            TextDelta("Hello!"),
+            TextDelta(" "),
+            TextDelta("👋"),
+            Usage(
+                total_input_tokens=55196, output_tokens=8, input_tokens=100, cache_read_tokens=55096
+            ),
+            Finish("end_turn"),
+        ],
+        id="anthropic-cache-read",
+    ),
+    pytest.param(
+        "error-anthropic-overloaded-stream-event.sse",
+        "anthropic",
+        [StreamError("Overloaded", body=OVERLOADED_BODY)],
+        id="anthropic-overloaded",
+    ),
+    pytest.param(
+        "openai-chat-stream-usage-toolcall.sse",
+        "openai",
+        [
+            ToolCall("call_1EYWDzueHEp8OsB8jJSEp7WB", "multiply", {"a": 1231, "b": 2331}),
+            Usage(total_input_tokens=54, output_tokens=20, input_tokens=54),
+            Finish("tool_calls"),
+        ],
+        id="openai-toolcall",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-toolcall.sse",
+        "openai",
+        [
+            ToolCall("0", "llm_version", {}),
+            Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
+        ],
+        id="openrouter-toolcall",
+    ),
+]
+
+KINDS: dict[type, str] = {
+    TextDelta: "text",
+    ThinkingDelta: "thinking",
+    ToolCall: "tool",
+    Usage: "usage",
+    StreamError: "error",
+    Finish: "finish",
+}
+
+
+def kind(event: StreamEvent) -> str:
+    """An event's kind, as `Expected.shape` names it."""
+    if isinstance(event, ThinkingDelta) and event.signature is not None:
+        return "signature"
+    return KINDS[type(event)]
+
+
+def shape(events: Sequence[StreamEvent]) -> tuple[str, ...]:
+    """The kinds of `events` in order, runs of one kind collapsed."""
+    kinds: list[str] = []
+    for event in events:
+        if not kinds or kinds[-1] != kind(event):
+            kinds.append(kind(event))
+    return tuple(kinds)
+
+
+def read(name: str) -> bytes:
+    """A capture's bytes."""
+    return (WIRE / name).read_bytes()
+
+
+def feed_all(parser: StreamParser, items: Sequence[Any], *, finish: bool = True) -> list[Any]:
+    """Feed `(event, data)` pairs (a bare string is a `message` event's data)."""
+    events: list[Any] = []
+    for item in items:
+        event, data = item if isinstance(item, tuple) else ("message", item)
+        events += parser.feed(event, data)
+    if finish:
+        events += parser.finish()
+    return events
+
+
+def parse(dialect: Any, data: bytes) -> tuple[list[StreamEvent], bool]:
+    """A whole capture through a fresh parser of `dialect`: its events, and whether it ended."""
+    parser = make_parser(dialect)
+    events = feed_all(parser, [(sse.event, sse.data) for sse in iter_file_events(data)])
+    return events, parser.ended
+
+
+def assert_honest(events: Sequence[StreamEvent]) -> None:
+    """One usage at most, one finish at most and last, and no finish at all after an error."""
+    assert sum(isinstance(e, Usage) for e in events) <= 1
+    finishes = [i for i, e in enumerate(events) if isinstance(e, Finish)]
+    assert len(finishes) <= 1
+    if finishes:
+        assert finishes[0] == len(events) - 1
+        assert not any(isinstance(e, StreamError) for e in events)
