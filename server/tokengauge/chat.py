@@ -1,12 +1,13 @@
 """One chat request: count, fit, send, stream the parts, learn from usage and errors (DESIGN §3–§4).
 
-`ChatRunner.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP: parts,
-status, calibration and model changes leave through the callbacks of `ChatSink`. Before sending,
-a request whose calibrated estimate plus a useful output floor cannot fit the window is shrunk
-(`calibration.trim.shrink`) instead of sent; after an overflow error, once, the same with what
-the error taught. Retries happen only before the first part reached the user: error statuses back off as
-`upstream.retry` says, broken connections likewise for at most `max_attempts` tries; `A + B > C`
-and output-cap errors are retried once at once with a `max_tokens` that fits.
+`ChatRunner.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP:
+parts, status, calibration and model changes leave through the callbacks of `ChatSink`. Before
+sending, a request whose calibrated estimate plus a useful output floor cannot fit the window is
+shrunk (`calibration.trim.shrink`) instead of sent; after an overflow error, once, the same with
+what the error taught. Retries happen only before the first part reached the user: error
+statuses back off as `upstream.retry` says, broken connections likewise for at most
+`max_attempts` tries; `A + B > C` and output-cap errors are retried once at once with a
+`max_tokens` that fits.
 """
 
 from __future__ import annotations
