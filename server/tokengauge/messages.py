@@ -148,7 +148,8 @@ def to_json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-OMIT_WHEN_NONE: Final = {"omit_when_none": True}
+_OMIT_KEY: Final = "omit_when_none"
+OMIT_WHEN_NONE: Final = {_OMIT_KEY: True}
 """Field metadata: a payload field (default None) left out of the JSON while it is None."""
 
 
@@ -212,9 +213,7 @@ def _make_converter() -> cattrs.Converter:
 
     def unstructure_factory(cls: type) -> Callable[[Any], Any]:
         renames = {
-            a.name: override(
-                rename=camel(a.name), omit_if_default=a.metadata.get("omit_when_none", False)
-            )
+            a.name: override(rename=camel(a.name), omit_if_default=a.metadata.get(_OMIT_KEY, False))
             for a in attrs.fields(cls)
         }
         return make_dict_unstructure_fn(cls, conv, **renames)  # type: ignore[arg-type]
