@@ -1,25 +1,30 @@
-/** tokengauge's entry point: wiring only. */
+/** Token Gauge's entry point: wiring only. */
 
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 
 import { CountRecorder, createApi, TokenGaugeApi } from './api';
 import { ApiKeys } from './apiKeys';
-import { registerCommands } from './commands';
+import { Commands, registerCommands } from './commands';
 import { CountMemo, CountRequest } from './countMemo';
+import { messageOf } from './errors';
+import { welcome } from './firstRun';
+import { readPresets } from './presets';
 import { Methods, Notifications } from './protocol';
-import { TokenGaugeProvider, VENDOR } from './provider';
+import { stateCache, TokenGaugeProvider, VENDOR } from './provider';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { StatusBar } from './statusBar';
 import { currentToolStrings } from './toolStrings';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const LOCAL_HOSTS = /^https?:\/\/(localhost|127\.0\.0\.1)[:/]/;
 
-export async function activate(context: vscode.ExtensionContext): Promise<TokenGaugeApi> {
-    const log = vscode.window.createOutputChannel('tokengauge', { log: true });
+export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
+    const log = vscode.window.createOutputChannel('Token Gauge', { log: true });
     const server = new ServerConnection(context, log);
     const keys = new ApiKeys(context.secrets);
+    const presets = readPresets(context.extension.packageJSON);
     const statusBar = new StatusBar(readSettings().statusBarEnabled);
     const companionStrings = currentToolStrings(() => vscode.lm.tools);
     const countUncached: CountRequest = (modelId, inputs) =>
@@ -31,34 +36,74 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
         { companions: companionStrings },
     );
     const recorder = new CountRecorder();
-    const provider = new TokenGaugeProvider(server, keys, memo, recorder);
+    const provider = new TokenGaugeProvider(server, keys, memo, recorder, stateCache(context.globalState), log);
 
     server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
     server.onNotification(Notifications.status, (params) => statusBar.update(params));
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
     server.onNotification(Notifications.calibration, (params) => provider.onCalibration(params));
 
+    /** Ask a settings provider with no key for one, when its listing failed and it is not local. */
+    const askForMissingKey = async (providerId: string): Promise<void> => {
+        const entry = readSettings().providers.find((p) => p.id === providerId);
+        const url = entry?.baseUrl ?? presets.find((p) => p.id === entry?.preset)?.baseUrl ?? '';
+        if (!entry || LOCAL_HOSTS.test(url) || (await keys.get(providerId))) {
+            return;
+        }
+        const choice = await vscode.window.showWarningMessage(
+            `Token Gauge: ${providerId} lists no models without an API key. Set its key to use its models.`,
+            'Set API Key',
+        );
+        if (choice === 'Set API Key') {
+            await vscode.commands.executeCommand(Commands.setApiKey, providerId);
+        }
+    };
+
     // List the providers' models (a local Ollama needs no key); failures only cost the listing.
-    const discover = (): void => {
-        provider.discover(readSettings().providers.map((p) => p.id)).then(
+    let discovered: Promise<void> = Promise.resolve();
+    const discover = (): Promise<void> => {
+        discovered = provider.discover(readSettings().providers.map((p) => p.id)).then(
             (report) => {
                 for (const { providerId, models, error } of report.providers) {
-                    log.info(error ? `${providerId}: no model list (${error})` : `${providerId}: ${models} models listed`);
+                    if (error) {
+                        log.warn(`${providerId}: no model list. ${error}`);
+                        void askForMissingKey(providerId);
+                    } else {
+                        log.info(`${providerId}: ${models} models listed`);
+                    }
                 }
             },
-            (error: unknown) => log.warn(`model discovery failed: ${String(error)}`),
+            (error: unknown) => log.warn(`model discovery failed: ${messageOf(error)}`),
         );
+        return discovered;
+    };
+    const modelCount = async (): Promise<number> => {
+        await discovered;
+        return (await vscode.lm.selectChatModels({ vendor: VENDOR })).length;
     };
 
     // After every (re)start, tell VS Code the models may have changed, list them and warm the memo.
+    let firstRun = true;
     server.onRunning(() => {
         provider.refresh();
-        discover();
+        void discover().then(async () => {
+            if (firstRun && provider.groupProviderIds.length === 0 && (await modelCount()) === 0) {
+                await welcome(context.globalState, presets, readSettings().providers);
+            }
+            firstRun = false;
+        });
         provider.prewarm().then(
             (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
-            (error: unknown) => log.warn(`could not pre-warm the count memo: ${String(error)}`),
+            (error: unknown) => log.warn(`could not pre-warm the count memo: ${messageOf(error)}`),
         );
     });
+    server.onLost(() =>
+        statusBar.update({
+            text: '$(error) Token Gauge',
+            tooltip: 'The Token Gauge server stopped. Run **Token Gauge: Restart Server**; **Token Gauge: Show Logs** says why.',
+            severity: 'error',
+        }),
+    );
 
     const start = (): Promise<void> => server.startOrExplain(readSettings());
     context.subscriptions.push(
@@ -66,8 +111,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
         server,
         statusBar,
         vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
-        keys.onDidChange(discover),
-        ...registerCommands({ keys, server, log, settings: readSettings, restart: start }),
+        keys.onDidChange(() => void discover()),
+        ...registerCommands({ keys, server, log, settings: readSettings, presets, restart: start, modelCount }),
         vscode.workspace.onDidChangeConfiguration((event) => {
             statusBar.setEnabled(readSettings().statusBarEnabled);
             if (affectsServer(event)) {
@@ -75,6 +120,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TokenG
             }
         }),
     );
-    await start();
+    // Not awaited: VS Code lists the models (from the last session's list) while the server starts,
+    // and requests wait for it.
+    void start();
     return createApi({ server, statusBar, provider, recorder, memo, countUncached, companionStrings });
 }

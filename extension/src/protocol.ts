@@ -11,6 +11,8 @@ export const Methods = {
     usage: 'tokenGauge/usage',
     discoverModels: 'tokenGauge/discoverModels',
     warmCounts: 'tokenGauge/warmCounts',
+    addProvider: 'tokenGauge/addProvider',
+    checkKey: 'tokenGauge/checkKey',
 } as const;
 
 /** Notifications, server → extension. */
@@ -97,6 +99,29 @@ export interface DiscoveryReport {
     providers: { providerId: string; models: number | null; error: string | null }[];
 }
 
+/** A provider entry: `tokenGauge.providers[]` of the settings, or one configured in Manage Models. */
+export interface ProviderEntry {
+    id: string;
+    preset?: string;
+    dialect?: 'openai' | 'anthropic';
+    baseUrl?: string;
+    headers?: Record<string, string>;
+    discover?: boolean;
+}
+
+/** `tokenGauge/addProvider`: a Manage Models provider's models, or why they could not be listed. */
+export interface AddedProvider {
+    providerId: string;
+    models: ModelInfo[];
+    error: string | null;
+}
+
+/** `tokenGauge/checkKey`: whether the provider accepted a key (null: it could not be asked). */
+export interface KeyCheck {
+    accepted: boolean | null;
+    message: string;
+}
+
 /** `tokenGauge/chat`: one request; the response comes in `tokenGauge/chatPart` notifications. */
 export interface ChatParams {
     requestId: string;
@@ -123,6 +148,8 @@ export interface Requests {
         result: DiscoveryReport;
     };
     [Methods.warmCounts]: { params: { modelIds: string[] }; result: WarmCounts };
+    [Methods.addProvider]: { params: { provider: ProviderEntry; apiKey: string | null }; result: AddedProvider };
+    [Methods.checkKey]: { params: { providerId: string; apiKey: string }; result: KeyCheck };
 }
 
 /** A streamed part of `tokenGauge/chatPart`; the last one is `usage`, OpenAI-style usage JSON in `data`. */

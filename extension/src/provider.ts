@@ -9,12 +9,15 @@ import * as vscode from 'vscode';
 import { ApiKeys } from './apiKeys';
 import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
+import { plain, PlainError } from './errors';
+import { GroupConfiguration, groupProvider } from './groups';
 import {
     ChatPartParams,
     CountInput,
     DiscoveryReport,
     Message,
     Methods,
+    ModelInfo,
     ModelScales,
     StreamPart,
     Tool,
@@ -33,11 +36,53 @@ export interface CountObserver {
 
 type PartListener = (part: StreamPart) => void;
 
+/** VS Code 1.139's options (newer than the 1.104 typings): a Manage Models group and its values. */
+interface InformationOptions {
+    silent: boolean;
+    group?: string;
+    configuration?: GroupConfiguration;
+}
+
+/** The models last listed, by source ('' for the settings' providers, else the group's name). */
+export interface ModelCache {
+    get(source: string): ModelInfo[] | undefined;
+    set(source: string, models: ModelInfo[]): void;
+}
+
+/** A cache in the extension's global state: the next session lists its models before the server is up. */
+export function stateCache(state: vscode.Memento): ModelCache {
+    const KEY = 'tokenGauge.models';
+    const all = (): Record<string, ModelInfo[]> => state.get<Record<string, ModelInfo[]>>(KEY, {});
+    return {
+        get: (source) => all()[source],
+        set: (source, models) => void state.update(KEY, { ...all(), [source]: models }),
+    };
+}
+
+function toInformation(m: ModelInfo): vscode.LanguageModelChatInformation {
+    return {
+        id: m.id,
+        name: m.name,
+        family: m.family,
+        version: m.version,
+        maxInputTokens: m.maxInputTokens,
+        maxOutputTokens: m.maxOutputTokens,
+        tooltip: m.tooltip,
+        detail: m.detail,
+        capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
+        // Not in the 1.104 typings; VS Code 1.139 reads it (the user's own key and API).
+        isBYOK: m.isByok,
+    } as vscode.LanguageModelChatInformation;
+}
+
 export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly changed = new vscode.EventEmitter<void>();
     readonly onDidChangeLanguageModelChatInformation = this.changed.event;
     private readonly listeners = new Map<string, PartListener>();
-    private providers = new Map<string, string>();
+    /** Each offered model's provider id. */
+    private readonly providers = new Map<string, string>();
+    /** The API key of each provider configured in Manage Models (VS Code hands it over with the group). */
+    private readonly groupKeys = new Map<string, string | undefined>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
 
@@ -46,7 +91,14 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         private readonly keys: ApiKeys,
         private readonly memo: CountMemo,
         private readonly observer: CountObserver,
+        private readonly cache: ModelCache,
+        private readonly log: vscode.LogOutputChannel,
     ) {}
+
+    /** The ids of the providers configured in Manage Models so far this session. */
+    get groupProviderIds(): string[] {
+        return [...this.groupKeys.keys()];
+    }
 
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
     refresh(): void {
@@ -88,24 +140,52 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     }
 
     async provideLanguageModelChatInformation(
-        _options: vscode.PrepareLanguageModelChatModelOptions,
+        options: vscode.PrepareLanguageModelChatModelOptions,
         token: vscode.CancellationToken,
     ): Promise<vscode.LanguageModelChatInformation[]> {
-        const models = await this.server.request(Methods.models, {}, token);
-        this.providers = new Map(models.map((m) => [m.id, m.providerId]));
-        return models.map((m) => ({
-            id: m.id,
-            name: m.name,
-            family: m.family,
-            version: m.version,
-            maxInputTokens: m.maxInputTokens,
-            maxOutputTokens: m.maxOutputTokens,
-            tooltip: m.tooltip,
-            detail: m.detail,
-            capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
-            // Not in the 1.104 typings; VS Code 1.139 reads it (the user's own key and API).
-            isBYOK: m.isByok,
-        }));
+        const { group, configuration } = options as InformationOptions;
+        const source = group ?? '';
+        if (group !== undefined) {
+            this.groupKeys.set(group, configuration?.apiKey || undefined);
+        }
+        // While the server starts, the last session's list (VS Code asks again once it runs).
+        const models = this.server.isRunning
+            ? await this.listModels(group, configuration ?? {}, token)
+            : (this.cache.get(source) ?? []);
+        this.cache.set(source, models);
+        for (const m of models) {
+            this.providers.set(m.id, m.providerId);
+        }
+        return models.map(toInformation);
+    }
+
+    /** The settings' models (`group` undefined), or a Manage Models group's. */
+    private async listModels(
+        group: string | undefined,
+        configuration: GroupConfiguration,
+        token: vscode.CancellationToken,
+    ): Promise<ModelInfo[]> {
+        try {
+            if (group === undefined) {
+                const models = await this.server.request(Methods.models, {}, token);
+                return models.filter((m) => !this.groupKeys.has(m.providerId));
+            }
+            const added = await this.server.request(
+                Methods.addProvider,
+                { provider: groupProvider(group, configuration), apiKey: configuration.apiKey || null },
+                token,
+            );
+            if (added.error !== null) {
+                this.log.warn(`${group}: ${added.error}`);
+                if (added.models.length === 0) {
+                    throw new PlainError(added.error);
+                }
+            }
+            return added.models;
+        } catch (error) {
+            // VS Code shows this beside the group in Manage Models.
+            throw plain(error);
+        }
     }
 
     async provideLanguageModelChatResponse(
@@ -117,7 +197,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     ): Promise<void> {
         const requestId = randomUUID();
         const providerId = this.providers.get(model.id);
-        const apiKey = providerId ? await this.keys.get(providerId) : undefined;
+        const apiKey = providerId ? await this.apiKey(providerId) : undefined;
         this.listeners.set(requestId, (part) => report(progress, part));
         const converted = messages.map(toMessage);
         const tools = (options.tools ?? []).map(toTool);
@@ -138,9 +218,19 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
                 },
                 token,
             );
+        } catch (error) {
+            if (token.isCancellationRequested) {
+                throw new vscode.CancellationError();
+            }
+            throw plain(error);
         } finally {
             this.listeners.delete(requestId);
         }
+    }
+
+    /** A provider's key: from its Manage Models group, else from the secret storage. */
+    private async apiKey(providerId: string): Promise<string | undefined> {
+        return this.groupKeys.has(providerId) ? this.groupKeys.get(providerId) : this.keys.get(providerId);
     }
 
     provideTokenCount(
@@ -152,7 +242,9 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         const answered = this.observer.note(input);
         const count = this.memo.count(model.id, input);
         void count.then(answered, () => undefined);
-        return count;
+        return count.catch((error: unknown) => {
+            throw plain(error);
+        });
     }
 }
 

@@ -16,12 +16,16 @@ import {
     State,
 } from 'vscode-languageclient/node';
 
+import { messageOf, PlainError } from './errors';
+import { LevelledChannel } from './logChannel';
 import { NotificationParams, Requests } from './protocol';
 import { findPython, PythonNotFoundError } from './python';
 import { initializationOptions, ISettings } from './settings';
 
 const MAX_RESTARTS = 5;
 const STARTING_WAIT_MS = 30_000;
+const NOT_RUNNING =
+    'The Token Gauge server is not running. Run "Token Gauge: Restart Server"; "Token Gauge: Show Logs" says why it stopped.';
 
 /** Resolve once the client runs again (after a crash it restarts by itself), or after `ms`. */
 function whenRunning(client: LanguageClient, ms: number): Promise<void> {
@@ -52,10 +56,17 @@ type NotificationHandler = (params: unknown) => void;
 
 export class ServerConnection implements vscode.Disposable {
     private client: LanguageClient | undefined;
+    /** The start under way (finding Python, spawning, initializing): requests wait for it. */
+    private starting: Promise<void> | undefined;
+    /** Why the last start failed, for the requests that waited for it. */
+    private startError: string | undefined;
     private readonly handlers = new Map<string, NotificationHandler>();
     private readonly running = new vscode.EventEmitter<void>();
     /** Fires each time the server (re)starts and answers: after `start` and after a crash. */
     readonly onRunning = this.running.event;
+    private readonly lost = new vscode.EventEmitter<void>();
+    /** Fires when the server stopped without being asked to (it crashed more often than it may restart). */
+    readonly onLost = this.lost.event;
 
     constructor(
         private readonly context: vscode.ExtensionContext,
@@ -72,8 +83,24 @@ export class ServerConnection implements vscode.Disposable {
         this.client?.onNotification(method, untyped);
     }
 
-    /** Start (or restart) the server with these settings. */
-    async start(settings: ISettings): Promise<void> {
+    /** Start (or restart) the server with these settings; requests sent meanwhile wait for it. */
+    start(settings: ISettings): Promise<void> {
+        const starting = this.launch(settings);
+        this.starting = starting;
+        this.startError = undefined;
+        const settled = (): void => {
+            if (this.starting === starting) {
+                this.starting = undefined;
+            }
+        };
+        starting.then(settled, (error: unknown) => {
+            this.startError = messageOf(error);
+            settled();
+        });
+        return starting;
+    }
+
+    private async launch(settings: ISettings): Promise<void> {
         await this.stop();
         const python = await findPython(settings.pythonPath);
         const extra = bundledPythonPath(this.context.extensionPath, python.version);
@@ -81,7 +108,7 @@ export class ServerConnection implements vscode.Disposable {
         if (extra.length) {
             env.PYTHONPATH = [...extra, env.PYTHONPATH].filter(Boolean).join(path.delimiter);
         }
-        this.log.info(`starting tokengauge with ${python.command} (Python ${python.version.join('.')})`);
+        this.log.info(`starting the Token Gauge server with ${python.command} (Python ${python.version.join('.')})`);
         const serverOptions: ServerOptions = {
             command: python.command,
             args: ['-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
@@ -91,17 +118,22 @@ export class ServerConnection implements vscode.Disposable {
         await fs.promises.mkdir(storage, { recursive: true });
         const clientOptions: LanguageClientOptions = {
             documentSelector: [],
-            outputChannel: this.log,
+            outputChannel: new LevelledChannel(this.log),
             initializationOptions: initializationOptions(settings, storage),
             connectionOptions: { maxRestartCount: MAX_RESTARTS },
         };
-        const client = new LanguageClient('tokengauge', 'tokengauge', serverOptions, clientOptions);
+        const client = new LanguageClient('tokengauge', 'Token Gauge', serverOptions, clientOptions);
         for (const [method, handler] of this.handlers) {
             client.onNotification(method, handler);
         }
         client.onDidChangeState((event) => {
-            if (event.newState === State.Running && this.client === client) {
+            if (this.client !== client) {
+                return;
+            }
+            if (event.newState === State.Running) {
                 this.running.fire();
+            } else if (event.newState === State.Stopped) {
+                this.lost.fire();
             }
         });
         this.client = client;
@@ -116,9 +148,9 @@ export class ServerConnection implements vscode.Disposable {
         try {
             await this.start(settings);
         } catch (error) {
-            this.log.error(String(error));
+            this.log.error(messageOf(error));
             const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';
-            const choice = await vscode.window.showErrorMessage(`tokengauge: ${String(error)}`, action);
+            const choice = await vscode.window.showErrorMessage(`Token Gauge: ${messageOf(error)}`, action);
             if (choice === 'Set Python Path') {
                 await vscode.commands.executeCommand('workbench.action.openSettings', 'tokenGauge.pythonPath');
             } else if (choice === 'Show Logs') {
@@ -133,16 +165,24 @@ export class ServerConnection implements vscode.Disposable {
         params: Requests[M]['params'],
         token?: CancellationToken,
     ): Promise<Requests[M]['result']> {
+        await this.starting?.catch(() => undefined);
         const client = this.client;
         if (client?.state === State.Starting) {
             await whenRunning(client, STARTING_WAIT_MS);
         }
         if (!client || client.state !== State.Running) {
-            throw new Error('The tokengauge server is not running; see "tokengauge: Show Logs".');
+            throw new PlainError(
+                this.startError ? `The Token Gauge server could not start: ${this.startError}` : NOT_RUNNING,
+            );
         }
         return token
             ? client.sendRequest<Requests[M]['result']>(method, params, token)
             : client.sendRequest<Requests[M]['result']>(method, params);
+    }
+
+    /** Whether the server answers now (not starting, not stopped). */
+    get isRunning(): boolean {
+        return this.starting === undefined && this.client?.state === State.Running;
     }
 
     async stop(): Promise<void> {
@@ -155,6 +195,7 @@ export class ServerConnection implements vscode.Disposable {
 
     dispose(): void {
         this.running.dispose();
+        this.lost.dispose();
         void this.stop();
     }
 }

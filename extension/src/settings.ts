@@ -2,18 +2,14 @@
 
 import * as vscode from 'vscode';
 
+import { ProviderEntry } from './protocol';
+
 const CONFIG_SECTION = 'tokenGauge';
 
-export type Dialect = 'openai' | 'anthropic';
 export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 
-export interface ProviderSetting {
-    id: string;
-    dialect?: Dialect;
-    baseUrl: string;
-    headers?: Record<string, string>;
-    discover?: boolean;
-}
+/** One entry of `tokenGauge.providers`. */
+export type ProviderSetting = ProviderEntry;
 
 export interface ModelSetting {
     id: string;
@@ -71,4 +67,11 @@ export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
         event.affectsConfiguration(CONFIG_SECTION) &&
         !event.affectsConfiguration(`${CONFIG_SECTION}.statusBar`)
     );
+}
+
+/** Write `tokenGauge.providers` to the user settings (the server restarts with them). */
+export async function saveProviders(providers: ProviderSetting[]): Promise<void> {
+    await vscode.workspace
+        .getConfiguration(CONFIG_SECTION)
+        .update('providers', providers, vscode.ConfigurationTarget.Global);
 }

@@ -19,9 +19,12 @@ export class StatusBar implements vscode.Disposable {
     );
     private last: ServerStatus | undefined;
 
+    /** Shown from activation: the server's first status (the last request, from the ledger) follows. */
     constructor(private enabled: boolean) {
-        this.item.name = 'tokengauge';
+        this.item.name = 'Token Gauge';
         this.item.command = Commands.showUsage;
+        this.update({ text: '$(pulse) Token Gauge', tooltip: 'Token Gauge is starting its server…', severity: 'info' });
+        this.last = undefined;
     }
 
     /** Show a status from the server. */
@@ -38,13 +41,19 @@ export class StatusBar implements vscode.Disposable {
         this.render();
     }
 
-    /** The text shown now (for tests and the usage command). */
+    /** The server's last status text (for tests and the usage command). */
     get text(): string | undefined {
         return this.last?.text;
     }
 
+    /** The text and tooltip on screen now. */
+    get shown(): { text: string; tooltip: string } {
+        const tooltip = this.item.tooltip;
+        return { text: this.item.text, tooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? '') };
+    }
+
     private render(): void {
-        if (this.enabled && this.last) {
+        if (this.enabled) {
             this.item.show();
         } else {
             this.item.hide();

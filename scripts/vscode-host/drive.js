@@ -4,8 +4,48 @@
 // exit code (codeAutomationExit); 2 on timeout, 3 on a driver error. Needs playwright-core on NODE_PATH.
 // Adapted from shared/vscode-host/drive.js. DRIVE_VERBOSE=1 also prints the workbench's own console.
 // DRIVE_SCREENSHOTS=DIR: a test that logs `tg-screenshot NAME` gets the workbench saved as DIR/NAME.png.
+// DRIVE_UI_DIR=DIR: a test that logs `tg-ui {"id": N, "steps": [...]}` has the driver work the workbench
+// as a person would (keys, clicks, waiting for text, reading text, screenshots); the outcome is written
+// to DIR/N.json, which the test waits for (extension/test/host/ui.js).
+const fs = require('fs');
+const path = require('path');
 const util = require('util');
 const { chromium } = require('playwright-core');
+
+/** One step of a `tg-ui` request; returns what it read, if anything. */
+async function step(page, s) {
+  const timeout = s.timeout || 15000;
+  if (s.press) return void await page.keyboard.press(s.press);
+  if (s.type !== undefined) return void await page.keyboard.type(s.type, { delay: 5 });
+  if (s.click) return void await page.locator(s.click).first().click({ timeout });
+  if (s.clickText) return void await page.getByText(s.clickText, { exact: s.exact !== false }).first().click({ timeout });
+  if (s.waitText) return void await page.getByText(s.waitText, { exact: false }).first().waitFor({ timeout });
+  if (s.waitSelector) return void await page.locator(s.waitSelector).first().waitFor({ timeout });
+  if (s.read) return page.locator(s.read).allInnerTexts();
+  if (s.wait) return void await new Promise((r) => setTimeout(r, s.wait));
+  if (s.shot) {
+    const dir = process.env.DRIVE_SCREENSHOTS;
+    if (dir) await page.screenshot({ path: path.join(dir, s.shot + '.png') });
+    return;
+  }
+  throw new Error('unknown step ' + JSON.stringify(s));
+}
+
+/** Run a `tg-ui` request and write its outcome where the test waits for it. */
+async function ui(page, request) {
+  const reads = [];
+  let error = null;
+  for (const s of request.steps) {
+    try {
+      const read = await step(page, s);
+      if (read !== undefined) reads.push(read);
+    } catch (e) {
+      error = `step ${JSON.stringify(s)}: ${String(e).split('\n')[0]}`;
+      break;
+    }
+  }
+  fs.writeFileSync(path.join(process.env.DRIVE_UI_DIR, request.id + '.json'), JSON.stringify({ reads, error }));
+}
 
 // noise from offline lookups and the chat/agent machinery; never hides test output
 const NOISE = /ENOTFOUND|EAI_AGAIN|Canceled|ChatModelSelection|AgentHost|socket hang up|Ignoring fetching additional builtin extensions|Updating additional builtin extensions cache/;
@@ -26,7 +66,9 @@ const NOISE = /ENOTFOUND|EAI_AGAIN|Canceled|ChatModelSelection|AgentHost|socket 
     let line;
     try { line = util.format(...args); } catch { line = String(args); }   // lines arrive as format strings ('%d passing')
     const shot = shots && /^tg-screenshot ([\w.-]+)$/.exec(line);
-    if (shot) await page.screenshot({ path: require('path').join(shots, shot[1] + '.png') }).catch((e) => console.log('[driver] screenshot failed', String(e)));
+    if (shot) await page.screenshot({ path: path.join(shots, shot[1] + '.png') }).catch((e) => console.log('[driver] screenshot failed', String(e)));
+    const request = process.env.DRIVE_UI_DIR && /^tg-ui (\{.*\})$/.exec(line);
+    if (request) void ui(page, JSON.parse(request[1]));
     if (!NOISE.test(line)) console.log('[exthost ' + type + '] ' + line.slice(0, 4000));
   });
   await page.exposeFunction('codeAutomationExit', (code) => { console.log('[codeAutomationExit]', code); exitCode = code; });

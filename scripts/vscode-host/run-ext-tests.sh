@@ -87,6 +87,11 @@ for _ in $(seq 1 300); do
 done
 [ -n "$up" ] || { cat "$WORK/code-server.log"; echo "code-server did not come up; logs in $WORK" >&2; exit 71; }
 
+# The driver works the workbench for `tg-ui` requests (drive.js); the tests find its answers in TG_UI_DIR.
+mkdir -p "$WORK/ui"
+export DRIVE_UI_DIR="$WORK/ui"
+ENVJSON=$(node -e 'console.log(JSON.stringify({ ...JSON.parse(process.argv[1]), TG_UI_DIR: process.argv[2] }))' "$ENVJSON" "$WORK/ui")
+
 URL=$(node -e '
 const [port, ext, tests, env, ws] = process.argv.slice(1);
 const a = "127.0.0.1:" + port;

@@ -1,0 +1,73 @@
+/**
+ * The first run with nothing to offer: say what to do, once per session, and offer the models of
+ * an Ollama or LM Studio already running on this machine.
+ */
+
+import * as vscode from 'vscode';
+
+import { Commands, MANAGE_MODELS } from './commands';
+import { Preset } from './presets';
+import { ProviderSetting, saveProviders } from './settings';
+
+const LOCAL_PRESETS = ['ollama', 'lmstudio'];
+const PROBE_TIMEOUT_MS = 1_500;
+const DONT_SHOW = "Don't Show Again";
+const MUTED_KEY = 'tokenGauge.firstRunMuted';
+
+/** How many models a local server's `GET /models` lists; undefined when nothing answers. */
+async function probe(baseUrl: string): Promise<number | undefined> {
+    try {
+        const response = await fetch(`${baseUrl.replace(/\/$/, '')}/models`, {
+            signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+        });
+        if (!response.ok) {
+            return undefined;
+        }
+        const body = (await response.json()) as { data?: unknown[] };
+        return Array.isArray(body.data) ? body.data.length : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** The local servers that answer and are not configured yet, with how many models each lists. */
+export async function runningLocalServers(
+    presets: Preset[],
+    configured: ProviderSetting[],
+): Promise<{ preset: Preset; models: number }[]> {
+    const used = new Set(configured.map((p) => p.baseUrl ?? presets.find((x) => x.id === p.preset)?.baseUrl));
+    const candidates = presets.filter((p) => LOCAL_PRESETS.includes(p.id) && p.baseUrl && !used.has(p.baseUrl));
+    const found = await Promise.all(candidates.map(async (preset) => ({ preset, models: await probe(preset.baseUrl!) })));
+    return found.filter((f): f is { preset: Preset; models: number } => (f.models ?? 0) > 0);
+}
+
+/** With no model to offer: one notification that says what to do (and offers local servers). */
+export async function welcome(
+    state: vscode.Memento,
+    presets: Preset[],
+    configured: ProviderSetting[],
+): Promise<void> {
+    if (state.get<boolean>(MUTED_KEY)) {
+        return;
+    }
+    const local = await runningLocalServers(presets, configured);
+    const offers = local.map(({ preset, models }) => ({ label: `Use ${preset.label} (${models} models)`, preset }));
+    const choice = await vscode.window.showInformationMessage(
+        'Token Gauge has no models to offer yet. Add a provider with your API key' +
+            (offers.length ? `, or use the ${offers.map((o) => o.preset.label).join(' and ')} running on this machine.` : ', or start Ollama or LM Studio on this machine.'),
+        ...offers.map((o) => o.label),
+        'Add Provider',
+        'Manage Models',
+        DONT_SHOW,
+    );
+    const offer = offers.find((o) => o.label === choice);
+    if (offer) {
+        await saveProviders([...configured, { id: offer.preset.id, preset: offer.preset.id }]);
+    } else if (choice === 'Add Provider') {
+        await vscode.commands.executeCommand(Commands.addProvider);
+    } else if (choice === 'Manage Models') {
+        await vscode.commands.executeCommand(MANAGE_MODELS);
+    } else if (choice === DONT_SHOW) {
+        await state.update(MUTED_KEY, true);
+    }
+}
