@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The extension's tests inside a real VS Code (code-server 1.139), three suites:
+# The extension's tests inside a real VS Code (code-server 1.139), four suites:
 #   dev      the development extension, plus a second (consumer) extension installed as a VSIX,
 #            against the test upstream on 127.0.0.1;
+#   ui       a first run as a person meets it, the workbench worked through playwright-core (Manage
+#            Models → Add Models, error texts in the chat, the status bar across a reload), with
+#            screenshots (TG_SCREENSHOTS, default a folder of the run);
 #   vsix     the packaged tokengauge VSIX installed with --install-extension, driven by the consumer;
 #   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh).
 # Prints each suite's output, then one plain `N passed, N failed` line for all of them.
 # Env: TG_PYTHON (the dev server's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3: a bare interpreter, so only bundled libs serve),
-# TG_HOST_SUITES (default "dev vsix copilot").
+# TG_HOST_SUITES (default "dev ui vsix copilot"), TG_HOST_TEST_GREP (only the host tests whose titles match).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SUITES=${TG_HOST_SUITES:-dev vsix copilot}
+SUITES=${TG_HOST_SUITES:-dev ui vsix copilot}
 VERSION=$(node -p 'require("./package.json").version')
 VSIX=$REPO/tokengauge-$VERSION-linux-x64.vsix
 
@@ -23,6 +26,7 @@ npm run --silent build || exit 1
 "$PY" scripts/bundle_libs.py --refresh-server || exit 1
 
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
+SHOTS=${TG_SCREENSHOTS:-$WORK/shots}  # the ui suite's screenshots
 # Its listings speak Ollama's API (/api/tags, /api/show), for the discovered provider below.
 UPSTREAM_CONFIG='{"listing": "ollama", "models": [{"id": "qwen2.5-coder:7b", "context_window": 40960, "architecture": "qwen2"}]}'
 "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
@@ -55,9 +59,25 @@ settings() {  # settings.json for tokengauge pointed at the test upstream, with 
 }
 JSON
 }
-envjson() {  # the extension host's environment for suite $1
-    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s"}' \
-        "$1" "$PY" "$URL" "$REPO" "$VSIX_PY"
+UI_KEY=sk-tg-ui-0123456789
+UI_UPSTREAM_CONFIG='{"listing": "openai", "models": [{"id": "gpt-4o"}, {"id": "qwen2.5-coder:7b", "context_window": 32768}], "model": {"require_api_key": "'$UI_KEY'"}}'
+ui_settings() {  # a first run: no provider configured, Copilot Chat signed out (anonymous), this Python
+    cat <<JSON
+{
+  "workbench.startupEditor": "none",
+  "telemetry.telemetryLevel": "off",
+  "chat.allowAnonymousAccess": true,
+  "chat.agent.enabled": true,
+  "chat.byokUtilityModelDefault": "mainAgent",
+  "tokenGauge.pythonPath": "$1",
+  "tokenGauge.logLevel": "debug",
+  "tokenGauge.providers": []
+}
+JSON
+}
+envjson() {  # the extension host's environment for suite $1 (its upstream: $2, default the shared one)
+    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_UI_KEY": "%s", "TG_HOST_TEST_GREP": "%s"}' \
+        "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$UI_KEY" "${TG_HOST_TEST_GREP:-}"
 }
 
 passed=0; failed=0; status=0
@@ -88,6 +108,33 @@ for suite in $SUITES; do
                     "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" 2>&1 | tee "$log"
                 rc=${PIPESTATUS[0]}
             fi;;
+        ui)
+            mkdir -p "$SHOTS"
+            ui_settings "$PY" > "$WORK/ui-settings.json"
+            # Its own upstream: an OpenAI-style API that wants a key, listing two models.
+            "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UI_UPSTREAM_CONFIG" > "$WORK/ui-upstream.out" 2> "$WORK/ui-upstream.err" &
+            UI_UPSTREAM_PID=$!
+            for _ in $(seq 1 100); do [ -s "$WORK/ui-upstream.out" ] && break; sleep 0.1; done
+            UI_URL=$(head -n 1 "$WORK/ui-upstream.out")
+            # Twice with the same profile, port and upstream: the second launch is the window reloaded.
+            port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+            rc=0
+            for phase in ui ui-reload; do
+                VSC_PORT=$port DRIVE_SCREENSHOTS=$SHOTS bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js \
+                    "$(envjson "$phase" "$UI_URL")" --settings "$WORK/ui-settings.json" --user-data-dir "$WORK/ui-profile" \
+                    --timeout 300000 2>&1 | tee "$log.$phase"
+                [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+            done
+            # One tally line for both launches.
+            cat "$log.ui" "$log.ui-reload" > "$log"
+            p1=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log.ui" | tail -n 1); p2=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log.ui-reload" | tail -n 1)
+            if [ -n "$p1" ] && [ -n "$p2" ]; then
+                echo "$(( ${p1%% *} + ${p2%% *} )) passed, $(( $(echo "$p1" | cut -d' ' -f3) + $(echo "$p2" | cut -d' ' -f3) )) failed" >> "$log"
+            else
+                printf 'the ui suite did not finish both launches\n0 passed, 1 failed\n' >> "$log"
+            fi
+            kill "$UI_UPSTREAM_PID" 2>/dev/null || true
+            echo "== ui suite screenshots: $SHOTS";;
         copilot)
             TG_PYTHON="$PY" bash scripts/test-copilot.sh 2>&1 | tee "$log"
             rc=${PIPESTATUS[0]};;

@@ -24,6 +24,8 @@ export interface TokenGaugeApi {
     usage(): Promise<Record<string, unknown>>;
     /** How many `provideTokenCount` calls VS Code made since activation. */
     tokenCountCalls(): number;
+    /** The status bar's text and tooltip as shown now. */
+    statusShown(): { text: string; tooltip: string };
     /** For tests and the counting benchmark (bench/count_compare.sh); nothing here runs unless called. */
     diagnostics: TokenGaugeDiagnostics;
 }
@@ -43,6 +45,14 @@ export interface TokenGaugeDiagnostics {
     countUncached(modelId: string, inputs: string[]): Promise<CountResult>;
     /** The strings the memo counts ahead with a model's first miss: every key and string of `vscode.lm.tools`' schemas. */
     companionStrings(): readonly string[];
+    /** Milliseconds from activation to the first models offered (and from where) and to the server's first answer. */
+    startup(): StartupFigures;
+}
+
+export interface StartupFigures {
+    modelsMs: number | undefined;
+    modelsFrom: 'cache' | 'server' | undefined;
+    serverMs: number | undefined;
 }
 
 /** The parts of the running extension the API reads. */
@@ -54,6 +64,7 @@ export interface ApiSources {
     memo: CountMemo;
     countUncached: CountRequest;
     companionStrings: () => readonly string[];
+    activatedAt: number;
 }
 
 /** The API over the running extension's parts. */
@@ -63,6 +74,7 @@ export function createApi(sources: ApiSources): TokenGaugeApi {
         statusText: () => statusBar.text,
         usage: () => server.request(Methods.usage, {}),
         tokenCountCalls: () => provider.tokenCountCalls,
+        statusShown: () => statusBar.shown,
         diagnostics: {
             provider,
             startCountRecording: (maxCalls) => recorder.start(maxCalls),
@@ -71,6 +83,15 @@ export function createApi(sources: ApiSources): TokenGaugeApi {
             clearCountMemo: () => memo.clear(),
             companionStrings: sources.companionStrings,
             countUncached: sources.countUncached,
+            startup: () => {
+                const since = (at: number | undefined): number | undefined =>
+                    at === undefined ? undefined : at - sources.activatedAt;
+                return {
+                    modelsMs: since(provider.firstModels?.at),
+                    modelsFrom: provider.firstModels?.from,
+                    serverMs: since(server.firstRunningAt),
+                };
+            },
         },
     };
 }

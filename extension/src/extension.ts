@@ -21,6 +21,7 @@ const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8
 const LOCAL_HOSTS = /^https?:\/\/(localhost|127\.0\.0\.1)[:/]/;
 
 export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
+    const activatedAt = Date.now();
     const log = vscode.window.createOutputChannel('Token Gauge', { log: true });
     const server = new ServerConnection(context, log);
     const keys = new ApiKeys(context.secrets);
@@ -123,5 +124,5 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     // Not awaited: VS Code lists the models (from the last session's list) while the server starts,
     // and requests wait for it.
     void start();
-    return createApi({ server, statusBar, provider, recorder, memo, countUncached, companionStrings });
+    return createApi({ server, statusBar, provider, recorder, memo, countUncached, companionStrings, activatedAt });
 }

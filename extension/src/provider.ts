@@ -85,6 +85,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly groupKeys = new Map<string, string | undefined>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
+    /** When models were first offered after activation, and from where (the startup figures). */
+    firstModels: { at: number; count: number; from: 'cache' | 'server' } | undefined;
 
     constructor(
         private readonly server: ServerConnection,
@@ -149,10 +151,12 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             this.groupKeys.set(group, configuration?.apiKey || undefined);
         }
         // While the server starts, the last session's list (VS Code asks again once it runs).
-        const models = this.server.isRunning
-            ? await this.listModels(group, configuration ?? {}, token)
-            : (this.cache.get(source) ?? []);
+        const running = this.server.isRunning;
+        const models = running ? await this.listModels(group, configuration ?? {}, token) : (this.cache.get(source) ?? []);
         this.cache.set(source, models);
+        if (models.length && !this.firstModels) {
+            this.firstModels = { at: Date.now(), count: models.length, from: running ? 'server' : 'cache' };
+        }
         for (const m of models) {
             this.providers.set(m.id, m.providerId);
         }
@@ -184,6 +188,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             return added.models;
         } catch (error) {
             // VS Code shows this beside the group in Manage Models.
+            this.log.warn(`${group ?? 'settings'}: no models. ${plain(error).message}`);
             throw plain(error);
         }
     }

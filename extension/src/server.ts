@@ -64,6 +64,8 @@ export class ServerConnection implements vscode.Disposable {
     private readonly running = new vscode.EventEmitter<void>();
     /** Fires each time the server (re)starts and answers: after `start` and after a crash. */
     readonly onRunning = this.running.event;
+    /** When the server first answered after activation (the startup figures). */
+    firstRunningAt: number | undefined;
     private readonly lost = new vscode.EventEmitter<void>();
     /** Fires when the server stopped without being asked to (it crashed more often than it may restart). */
     readonly onLost = this.lost.event;
@@ -131,6 +133,7 @@ export class ServerConnection implements vscode.Disposable {
                 return;
             }
             if (event.newState === State.Running) {
+                this.firstRunningAt ??= Date.now();
                 this.running.fire();
             } else if (event.newState === State.Stopped) {
                 this.lost.fire();

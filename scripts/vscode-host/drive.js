@@ -18,7 +18,10 @@ async function step(page, s) {
   if (s.press) return void await page.keyboard.press(s.press);
   if (s.type !== undefined) return void await page.keyboard.type(s.type, { delay: 5 });
   if (s.click) return void await page.locator(s.click).first().click({ timeout });
-  if (s.clickText) return void await page.getByText(s.clickText, { exact: s.exact !== false }).first().click({ timeout });
+  if (s.clickText) {
+    const scope = s.within ? page.locator(s.within) : page;
+    return void await scope.getByText(s.clickText, { exact: s.exact !== false }).first().click({ timeout });
+  }
   if (s.waitText) return void await page.getByText(s.waitText, { exact: false }).first().waitFor({ timeout });
   if (s.waitSelector) return void await page.locator(s.waitSelector).first().waitFor({ timeout });
   if (s.read) return page.locator(s.read).allInnerTexts();
@@ -53,11 +56,15 @@ const NOISE = /ENOTFOUND|EAI_AGAIN|Canceled|ChatModelSelection|AgentHost|socket 
 (async () => {
   const url = process.argv[2];
   const timeout = +(process.argv[3] || 120000);
-  const browser = await chromium.launch({
+  const options = {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  };
+  // DRIVE_PROFILE=DIR keeps the browser's profile (the workbench's secrets live there) for a later run.
+  const browser = process.env.DRIVE_PROFILE
+    ? await chromium.launchPersistentContext(process.env.DRIVE_PROFILE, options)
+    : await chromium.launch(options);
   const page = await browser.newPage();
   let exitCode = null;
   // the workbench calls these (smoke-test driver) for each extension-host console line and at the end

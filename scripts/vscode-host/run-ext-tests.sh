@@ -7,6 +7,8 @@
 #   ENVJSON       JSON object of extra env vars for the extension host (extensionEnvironment), default {}
 #   --install-vsix FILE   install a packaged extension into this run's extensions dir before the server starts (repeatable)
 #   --settings FILE       user settings.json for this run (default: startupEditor none, telemetry off)
+#   --user-data-dir DIR   keep VS Code's user data (state, secrets, extension storage) in DIR, so a later run
+#                         with the same DIR starts as a reloaded window would
 #   --timeout MS          give up after MS (default $VSC_TEST_TIMEOUT_MS or 120000); exit code 2 then
 # Exits with the suite's exit code (0 = all passed). Logs stay in a fresh /tmp/vsc-run.* dir (path printed).
 # Needs scripts/vscode-host/setup.sh first. Env: VSC_HOME (default ~/.cache/vscode-host), DRIVE_VERBOSE=1.
@@ -14,14 +16,15 @@
 set -euo pipefail
 HERE=$(dirname "$(realpath "$0")")
 VSC_HOME=$(realpath "${VSC_HOME:-$HOME/.cache/vscode-host}")
-usage() { sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
-POS=(); VSIX=(); SETTINGS=; TIMEOUT=${VSC_TEST_TIMEOUT_MS:-120000}
+POS=(); VSIX=(); SETTINGS=; UD=; TIMEOUT=${VSC_TEST_TIMEOUT_MS:-120000}
 while [ $# -gt 0 ]; do
   case "$1" in
     --install-vsix) [ $# -ge 2 ] || usage; VSIX+=("$(realpath "$2")"); shift 2;;
     --settings) [ $# -ge 2 ] || usage; SETTINGS=$(realpath "$2"); shift 2;;
     --timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2;;
+    --user-data-dir) [ $# -ge 2 ] || usage; UD=$2; shift 2;;
     -h|--help) usage;;
     --*) echo "unknown option $1" >&2; usage;;
     *) POS+=("$1"); shift;;
@@ -38,6 +41,9 @@ node -e 'JSON.parse(process.argv[1])' "$ENVJSON" || { echo "ENVJSON is not valid
 
 T0=$EPOCHREALTIME
 WORK=$(mktemp -d /tmp/vsc-run.XXXXXX)
+if [ -n "$UD" ]; then   # the browser's profile too: the workbench keeps its secrets there
+  mkdir -p "$UD"; ln -s "$(realpath "$UD")" "$WORK/ud"; export DRIVE_PROFILE="$(realpath "$UD")/.chromium"
+fi
 mkdir -p "$WORK/ud/User" "$WORK/exts" "$WORK/ws" "$WORK/home" "$WORK/rt"
 # Private HOME/XDG/TMPDIR: code-server, chromium and VS Code side files (~/.local/share/code-server,
 # ~/.config/chromium, machine id, ipc sockets) stay in $WORK, and parallel runs never share a lock.
@@ -45,7 +51,8 @@ export VSC_HOME   # so the tests entry can find fallback node_modules (mocha) un
 export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_DATA_HOME="$WORK/home/.local/share" \
   XDG_CACHE_HOME="$WORK/home/.cache" XDG_RUNTIME_DIR="$WORK/rt" TMPDIR="$WORK/rt"
 export EXTENSIONS_GALLERY=${EXTENSIONS_GALLERY:-'{}'}   # empty gallery config: no marketplace queries
-if [ -n "$SETTINGS" ]; then cp "$SETTINGS" "$WORK/ud/User/settings.json"
+if [ -n "$UD" ] && [ -f "$WORK/ud/User/settings.json" ]; then :   # a later run keeps the settings as the last one left them
+elif [ -n "$SETTINGS" ]; then cp "$SETTINGS" "$WORK/ud/User/settings.json"
 else printf '{ "workbench.startupEditor": "none", "telemetry.telemetryLevel": "off" }\n' > "$WORK/ud/User/settings.json"; fi
 
 CS_PID=; DRV_PID=; RC=
@@ -69,7 +76,8 @@ for v in ${VSIX[@]+"${VSIX[@]}"}; do
     >> "$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; echo "vsix install failed; logs in $WORK" >&2; exit 70; }
 done
 
-PORT=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+# VSC_PORT: a fixed port (a later run with the same --user-data-dir needs the same origin for the browser's storage).
+PORT=${VSC_PORT:-$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')}
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$WORK/config.yaml"
 # enable-smoke-test-driver: without it the test payload in the URL is silently ignored.
 setsid "$CS" --config "$WORK/config.yaml" \

@@ -1,7 +1,7 @@
 // Working the workbench as a person would, from a test inside the extension host: the test logs a
 // `tg-ui` request, the driver outside (scripts/vscode-host/drive.js, playwright-core) carries out its
 // steps in the browser and writes the outcome to $TG_UI_DIR/<id>.json, which this waits for.
-// Steps: {press: 'Enter'}, {type: 'text'}, {click: 'css'}, {clickText: 'Label'}, {waitText: 'text'},
+// Steps: {press: 'Enter'}, {type: 'text'}, {click: 'css'}, {clickText: 'Label', within?: 'css'}, {waitText: 'text'},
 // {waitSelector: 'css'}, {read: 'css'} (the inner texts of every match), {wait: ms}, {shot: 'name'}.
 'use strict';
 const fs = require('fs');
@@ -26,9 +26,14 @@ async function ui(steps, timeoutMs = 60000) {
   return reads;
 }
 
-/** The texts of the notifications on screen now. */
+/**
+ * The texts of the notifications shown so far, as the notification center lists them (the headless
+ * workbench files notifications there without showing them as toasts).
+ */
 async function notifications() {
-  const [texts] = await ui([{ read: '.notification-toast .notification-list-item-message' }]);
+  const vscode = require('vscode');
+  await vscode.commands.executeCommand('notifications.showList');
+  const [texts] = await ui([{ read: '.notifications-center .notification-list-item-message' }]);
   return texts;
 }
 

@@ -1,0 +1,54 @@
+// The window reloaded: a second launch with the profile the ui suite left (its settings, secrets,
+// Manage Models providers, Token Gauge's state and ledger). Models are offered before the server
+// answers, the status bar shows the last conversation request from the ledger, and the providers
+// added in Manage Models come back with their keys.
+'use strict';
+const assert = require('assert');
+const vscode = require('vscode');
+const { ui } = require('../ui');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+
+async function until(what, probe, ms = 30000) {
+    const t0 = Date.now();
+    for (;;) {
+        const value = await probe();
+        if (value) return value;
+        if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
+        await sleep(100);
+    }
+}
+
+describe('the window reloaded', function () {
+    this.timeout(60000);
+
+    it('offers the models at once, from the last session, while the server starts', async () => {
+        await vscode.extensions.getExtension('tokengauge.tokengauge').activate();
+        const startup = await until('models offered', async () => {
+            const figures = api().diagnostics.startup();
+            return figures.modelsMs !== undefined && figures.serverMs !== undefined && figures;
+        });
+        console.log(`startup: activation → models ${startup.modelsMs} ms (${startup.modelsFrom}), activation → server ${startup.serverMs} ms`);
+        assert.strictEqual(startup.modelsFrom, 'cache');
+        const models = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' });
+        assert.strictEqual(models.length, 1);
+    });
+
+    it('shows the last conversation request in the status bar, from the ledger', async () => {
+        const shown = await until('the ledger\'s status', async () => {
+            const status = api().statusShown();
+            return /\d+%/.test(status.text) && status;
+        });
+        assert.match(shown.text, /^\$\(pulse\) [\d.]+k? \/ [\d.]+k · \d+%$/);
+        await ui([{ shot: 'status-bar-after-reload' }]);
+    });
+
+    it('answers with a model of a Manage Models provider, its key restored', async () => {
+        const [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' });
+        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('after the reload')], {});
+        let text = '';
+        for await (const part of response.text) text += part;
+        assert.match(text, /^ok: after the reload/);
+    });
+});

@@ -1,0 +1,106 @@
+// A first run as a person meets it: nothing configured, Copilot Chat in the sidebar. The workbench is
+// worked through the driver (../ui.js): the notice that says what to do, Manage Models → Add Models →
+// Token Gauge, the key check, the status bar, Restart Server. Screenshots: tg-ui `shot` steps.
+'use strict';
+const assert = require('assert');
+const vscode = require('vscode');
+const { ui, notifications } = require('../ui');
+
+const UPSTREAM = process.env.TG_UPSTREAM;
+const KEY = process.env.TG_UI_KEY;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, probe, ms = 30000) {
+    const t0 = Date.now();
+    for (;;) {
+        const value = await probe();
+        if (value) return value;
+        if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
+        await sleep(250);
+    }
+}
+
+const ourModels = () => vscode.lm.selectChatModels({ vendor: 'tokengauge' });
+const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+const toast = (text) => until(`a notification saying "${text}"`, async () => (await notifications()).find((t) => t.includes(text)));
+
+/** Manage Models → Add Models → Token Gauge, answering each prompt VS Code shows. */
+async function addModels(name, presetLabel, baseUrl, key) {
+    await vscode.commands.executeCommand('workbench.action.chat.manage');
+    await ui([
+        { clickText: 'Add Models', within: '.editor-instance, .monaco-editor-pane, body' },
+        { shot: 'add-models-menu' },
+        { clickText: 'Token Gauge', within: '.context-view' },
+        { wait: 1000 }, { shot: 'add-models-name' },
+        { waitSelector: '.quick-input-widget input' },
+        { press: 'Control+A' }, { type: name }, { press: 'Enter' },
+        { waitText: `${name}: API` }, { type: presetLabel }, { wait: 300 }, { press: 'Enter' },
+        { waitText: `${name}: Base URL` }, { type: baseUrl }, { press: 'Enter' },
+        { waitText: `${name}: API key` }, { type: key }, { shot: 'add-models-key' }, { press: 'Enter' },
+        { waitText: `${name}: Extra headers` }, { press: 'Enter' },
+    ]);
+}
+
+describe('a first run, in the workbench', function () {
+    this.timeout(120000);
+
+    it('shows the status bar item from activation', async () => {
+        const item = '[id$="tokenGauge.status"]';
+        await until('the status-bar item', async () => (await ui([{ read: item }]))[0].length > 0);
+        const [texts] = await ui([{ read: item }]);
+        assert.match(texts[0], /Token Gauge/);
+    });
+
+    it('says what to do when there is nothing to offer', async () => {
+        const text = await toast('Token Gauge has no models to offer yet');
+        assert.match(text, /Add a provider with your API key/);
+        await ui([{ shot: 'first-run' }]);
+        await vscode.commands.executeCommand('notifications.hideList');
+    });
+
+    it('adds a provider from Manage Models → Add Models, and lists its models', async () => {
+        await addModels('Test API', 'Other OpenAI-compatible', `${UPSTREAM}/v1`, KEY);
+        const models = await until('the new provider\'s models', async () => {
+            const found = await ourModels();
+            return found.length >= 2 && found;
+        });
+        assert.deepEqual(models.map((m) => m.id).sort(), ['gpt-4o', 'qwen2.5-coder:7b']);
+        await ui([{ waitText: 'GPT-4o' }, { shot: 'manage-models' }]);
+        // Named as people know them; the unknown local model claims no vision.
+        const gpt = models.find((m) => m.id === 'gpt-4o');
+        assert.strictEqual(gpt.name, 'GPT-4o');
+    });
+
+    it('answers in the chat with a model of that provider', async () => {
+        const [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' });
+        // A conversation (more than a question and its instructions), so it moves the status bar.
+        const response = await model.sendRequest([
+            vscode.LanguageModelChatMessage.User('a first question'),
+            vscode.LanguageModelChatMessage.Assistant('a first answer'),
+            vscode.LanguageModelChatMessage.User('hello there'),
+        ], {});
+        let text = '';
+        for await (const part of response.text) text += part;
+        assert.match(text, /^ok: hello there/);
+        const shown = api().statusShown();
+        assert.match(shown.text, /^\$\(pulse\) \d+ \/ [\d.]+k · \d+%$/);
+        await ui([{ shot: 'status-bar' }]);
+    });
+
+    it('shows the rejected key beside a provider whose key is wrong', async () => {
+        await addModels('Wrong Key', 'Other OpenAI-compatible', `${UPSTREAM}/v1`, 'sk-wrong-key-000');
+        await vscode.commands.executeCommand('workbench.action.chat.manage');
+        const status = await until('the group\'s error', async () => {
+            const [texts] = await ui([{ read: '.models-table-container, .monaco-list' }]);
+            return texts.find((t) => /rejected the API key/.test(t));
+        });
+        assert.doesNotMatch(status, /sk-wrong-key-000|Error:|at /);
+        await ui([{ shot: 'manage-models-rejected-key' }]);
+    });
+
+    it('restarts the server with progress, and says how it went', async () => {
+        void vscode.commands.executeCommand('tokenGauge.restartServer');
+        const text = await toast('the server restarted');
+        assert.match(text, /Token Gauge: the server restarted; \d+ models ready\./);
+    });
+});
