@@ -104,3 +104,20 @@ describe('a first run, in the workbench', function () {
         assert.match(text, /Token Gauge: the server restarted; \d+ models ready\./);
     });
 });
+
+describe('settings, as the Settings editor shows them', function () {
+    this.timeout(60000);
+
+    it('lists providers first, under one product name, with markdown descriptions', async () => {
+        await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:tokengauge.tokengauge');
+        const [titles] = await ui([
+            { waitText: 'Providers' }, { wait: 500 }, { shot: 'settings' },
+            { read: '.settings-editor .setting-item-label' },
+        ]);
+        assert.strictEqual(titles[0], 'Providers');
+        assert.strictEqual(titles[1], 'Models');
+        const [categories] = await ui([{ read: '.settings-editor .setting-item-category' }]);
+        assert.ok(categories.every((c) => c.startsWith('Token Gauge')), categories.join(', '));
+        await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    });
+});
