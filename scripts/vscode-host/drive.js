@@ -18,6 +18,7 @@ async function step(page, s) {
   if (s.press) return void await page.keyboard.press(s.press);
   if (s.type !== undefined) return void await page.keyboard.type(s.type, { delay: 5 });
   if (s.click) return void await page.locator(s.click).first().click({ timeout });
+  if (s.hover) return void await page.locator(s.hover).first().hover({ timeout });
   if (s.clickText) {
     const scope = s.within ? page.locator(s.within) : page;
     return void await scope.getByText(s.clickText, { exact: s.exact !== false }).first().click({ timeout });
@@ -28,7 +29,7 @@ async function step(page, s) {
   if (s.wait) return void await new Promise((r) => setTimeout(r, s.wait));
   if (s.shot) {
     const dir = process.env.DRIVE_SCREENSHOTS;
-    if (dir) await page.screenshot({ path: path.join(dir, s.shot + '.png') });
+    if (dir) await page.screenshot({ path: path.join(dir, s.shot + '.png'), clip: s.clip });
     return;
   }
   throw new Error('unknown step ' + JSON.stringify(s));

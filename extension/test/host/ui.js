@@ -2,7 +2,8 @@
 // `tg-ui` request, the driver outside (scripts/vscode-host/drive.js, playwright-core) carries out its
 // steps in the browser and writes the outcome to $TG_UI_DIR/<id>.json, which this waits for.
 // Steps: {press: 'Enter'}, {type: 'text'}, {click: 'css'}, {clickText: 'Label', within?: 'css'}, {waitText: 'text'},
-// {waitSelector: 'css'}, {read: 'css'} (the inner texts of every match), {wait: ms}, {shot: 'name'}.
+// {waitSelector: 'css'}, {hover: 'css'}, {read: 'css'} (the inner texts of every match), {wait: ms},
+// {shot: 'name', clip?: {x, y, width, height}}.
 'use strict';
 const fs = require('fs');
 const path = require('path');

@@ -42,6 +42,13 @@ describe('the window reloaded', function () {
         });
         assert.match(shown.text, /^\$\(pulse\) [\d.]+k? \/ [\d.]+k · \d+%$/);
         await ui([{ shot: 'status-bar-after-reload' }]);
+        // The tooltip's breakdown, as a person hovering the item sees it.
+        const [tooltip] = await ui([
+            { hover: '[id$="tokenGauge.status"]' }, { waitSelector: '.monaco-hover' }, { wait: 500 },
+            { shot: 'status-bar-tooltip', clip: { x: 640, y: 300, width: 640, height: 420 } },
+            { read: '.monaco-hover' },
+        ]);
+        assert.match(tooltip.join('\n'), /window/);
     });
 
     it('answers with a model of a Manage Models provider, its key restored', async () => {

@@ -98,6 +98,32 @@ describe('a first run, in the workbench', function () {
         await ui([{ shot: 'manage-models-rejected-key' }]);
     });
 
+    it('adds a provider to settings.json with the guided command, checking its key', async () => {
+        const done = vscode.commands.executeCommand('tokenGauge.addProvider');
+        await ui([
+            { waitText: 'Token Gauge: Add Provider' }, { type: 'Other OpenAI-compatible' }, { wait: 300 }, { shot: 'add-provider-presets' }, { press: 'Enter' },
+            { waitText: 'base URL' }, { type: `${UPSTREAM}/v1` }, { press: 'Enter' },
+            { waitText: 'API key for' }, { type: KEY }, { press: 'Enter' },
+        ]);
+        await done;
+        const providers = vscode.workspace.getConfiguration('tokenGauge').get('providers');
+        assert.deepEqual(providers, [{ id: 'openai-compatible', preset: 'openai-compatible', baseUrl: `${UPSTREAM}/v1` }]);
+        const text = await toast('Other OpenAI-compatible API added as "openai-compatible"');
+        assert.match(text, /accepted/);
+        await vscode.commands.executeCommand('notifications.hideList');
+    });
+
+    it('checks a key set with Set API Key, and says the provider rejected it', async () => {
+        const done = vscode.commands.executeCommand('tokenGauge.setApiKey');
+        await ui([{ waitText: 'API key for openai-compatible' }, { type: 'sk-wrong-key-000' }, { press: 'Enter' }]);
+        const text = await toast('rejected');
+        assert.doesNotMatch(text, /sk-wrong-key-000/);
+        await ui([{ shot: 'set-api-key-rejected' }]);
+        await vscode.commands.executeCommand('notifications.hideList');
+        await vscode.commands.executeCommand('tokenGauge.setApiKey', 'openai-compatible', KEY);
+        void done;
+    });
+
     it('restarts the server with progress, and says how it went', async () => {
         void vscode.commands.executeCommand('tokenGauge.restartServer');
         const text = await toast('the server restarted');
