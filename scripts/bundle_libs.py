@@ -6,22 +6,39 @@ is kept once in ``common``; what differs (compiled wheels, version-conditional d
 ``cp3XX``. The extension puts ``cp3XX`` and then ``common`` on ``PYTHONPATH``.
 
 Wheels come from the package index (resolved by uv for each target version and platform), never
-from a local interpreter, so one machine builds the layout for all versions.
+from a local interpreter, so one machine builds the layout for all versions. The pure-Python
+distributions are pinned, for every version, to what the oldest version resolved, so that each is
+kept once. Only what the server runs ships: no bytecode, tests, type stubs, debug symbols or
+installer records (each distribution keeps its METADATA headers and its licence files).
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from email.parser import HeaderParser
 from pathlib import Path
+from typing import Final
 
 PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 PLATFORM = "x86_64-manylinux_2_28"  # tiktoken's wheels need glibc 2.28 (Debian 10+, Ubuntu 18.10+)
 REPO = Path(__file__).resolve().parent.parent
+
+LEFT_OUT: Final = {
+    "requests": "tiktoken downloads rank files with it; tokengauge's encodings are bundled",
+    "pygments": "rich highlights code with it; the command line prints tables only",
+    "markdown-it-py": "rich renders Markdown with it; the command line prints tables only",
+}
+"""Dependencies no code path of tokengauge reaches, with the reason; what only they need goes too
+(urllib3 and charset-normalizer with requests, mdurl with markdown-it-py)."""
+UNUSED_DIRS: Final = frozenset({"__pycache__", "tests", "_tests"})
+UNUSED_FILES: Final = ("*.pyc", "*.pyi", "py.typed")
+LICENCE: Final = re.compile(r"(licen[cs]e|copying|notice|authors)", re.IGNORECASE)
 
 
 def version_dir_name(version: str) -> str:
@@ -38,8 +55,9 @@ def build_wheel(dest: Path) -> Path:
     return wheel
 
 
-def install_for(version: str, wheel: Path, target: Path) -> None:
-    """Install ``wheel`` and its dependencies as CPython ``version`` on Linux x86_64 would get them.
+def install_for(version: str, wheel: Path, target: Path, pins: Path, never: Path) -> None:
+    """Install ``wheel`` and its dependencies as CPython ``version`` on Linux x86_64 would get them,
+    within the versions ``pins`` allows and without the distributions ``never`` names.
 
     uv rather than pip: pip's ``--python-version`` does not apply to environment markers, so it
     would leave out e.g. ``exceptiongroup; python_version < "3.11"``.
@@ -49,11 +67,69 @@ def install_for(version: str, wheel: Path, target: Path) -> None:
             *(sys.executable, "-m", "uv", "pip", "install", "--quiet", "--no-config"),
             *("--target", str(target), "--only-binary", ":all:"),
             *("--python-version", version, "--python-platform", PLATFORM),
+            *("--constraints", str(pins), "--overrides", str(never)),
             str(wheel),
         ],
         check=True,
     )
-    shutil.rmtree(target / "bin", ignore_errors=True)
+    shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts
+    (target / ".lock").unlink(missing_ok=True)  # uv's, while it installed
+
+
+def never_file(dest: Path) -> Path:
+    """Overrides that drop every ``LEFT_OUT`` distribution: a marker no platform matches."""
+    path = dest / "never.txt"
+    path.write_text("".join(f"{name}; sys_platform == 'never'\n" for name in LEFT_OUT))
+    return path
+
+
+def pure_pins(folder: Path) -> list[str]:
+    """``name==version`` of every pure-Python distribution installed in ``folder``."""
+    pins = []
+    for info in sorted(folder.glob("*.dist-info")):
+        wheel = HeaderParser().parsestr((info / "WHEEL").read_text())
+        if wheel.get("Root-Is-Purelib", "").lower() == "true":
+            meta = HeaderParser().parsestr((info / "METADATA").read_text())
+            pins.append(f"{meta['Name']}=={meta['Version']}")
+    return pins
+
+
+def remove_unused(folder: Path) -> None:
+    """Delete from an installed ``folder`` what the server never reads (see the module's doc)."""
+    for entry in folder.iterdir():
+        if entry.suffix == ".dist-info":
+            trim_dist_info(entry)
+        elif entry.is_dir():
+            for unused in [d for d in entry.rglob("*") if d.is_dir() and d.name in UNUSED_DIRS]:
+                shutil.rmtree(unused, ignore_errors=True)  # a tests/ inside a removed tests/
+    for pattern in UNUSED_FILES:
+        for path in folder.rglob(pattern):
+            path.unlink()
+
+
+def trim_dist_info(info: Path) -> None:
+    """Keep a distribution's METADATA headers (name, version, licence; not the long description)
+    and its licence files; drop the installer's records."""
+    for path in sorted(info.rglob("*"), reverse=True):
+        relative = path.relative_to(info)
+        if path.is_dir():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif relative == Path("METADATA"):
+            headers, _, _ = path.read_text(encoding="utf-8").partition("\n\n")
+            path.write_text(headers + "\n", encoding="utf-8")
+        elif relative.parts[0] != "licenses" and not LICENCE.match(path.name):
+            path.unlink()
+
+
+def strip_symbols(folder: Path) -> None:
+    """Strip compiled extensions of what only a debugger reads (debug info, local symbols)."""
+    strip = shutil.which("strip")
+    if strip is None:
+        print("== no `strip` on PATH: the compiled extensions keep their debug symbols")
+        return
+    for library in sorted(folder.rglob("*.so")):
+        subprocess.run([strip, "--strip-unneeded", str(library)], check=True)
 
 
 def same_entry(paths: list[Path]) -> bool:
@@ -103,12 +179,20 @@ def bundle(out: Path, versions: tuple[str, ...] = PYTHON_VERSIONS) -> None:
     out.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="tg-wheel-") as tmp:
         wheel = build_wheel(Path(tmp))
-        per_version = {}
-        for version in versions:
+        never = never_file(Path(tmp))
+        pins = Path(tmp) / "pins.txt"
+        pins.write_text("")
+        per_version: dict[str, Path] = {}
+        for version in sorted(versions, key=lambda v: tuple(map(int, v.split(".")))):
             target = out / version_dir_name(version)
             print(f"== bundling for CPython {version} → {target.relative_to(REPO)}", flush=True)
-            install_for(version, wheel, target)
+            install_for(version, wheel, target, pins, never)
+            if not per_version:
+                pins.write_text("".join(f"{pin}\n" for pin in pure_pins(target)))
             per_version[version] = target
+    for folder in per_version.values():
+        remove_unused(folder)
+        strip_symbols(folder)
     moved = split_common(per_version, out / "common")
     print(f"== common to all: {len(moved)} entries, {folder_size(out / 'common') / 1e6:.1f} MB")
     for version, folder in per_version.items():
@@ -125,7 +209,7 @@ def refresh_server(out: Path) -> None:
         return
     target = common / "tokengauge"
     shutil.rmtree(target, ignore_errors=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    ignore = shutil.ignore_patterns(*UNUSED_DIRS, *UNUSED_FILES)
     shutil.copytree(REPO / "server" / "tokengauge", target, ignore=ignore)
 
 

@@ -1,4 +1,4 @@
-"""The VSIX: its layout, and tokengauge with every dependency importing from the bundled libraries.
+"""The VSIX: its layout, only what runs in it, and the server starting and counting from it.
 
 The VSIX that scripts/build-vsix.sh wrote (scripts/setup.sh runs it) is unzipped and the server is
 started from it with each CPython 3.10–3.14 found on this machine, with site-packages switched off
@@ -8,41 +8,55 @@ started from it with each CPython 3.10–3.14 found on this machine, with site-p
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import struct
 import subprocess
 import sys
+import threading
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
 
 import pytest
 
-from scripts.bundle_libs import PYTHON_VERSIONS, version_dir_name
+from scripts.bundle_libs import LEFT_OUT, LICENCE, PYTHON_VERSIONS, version_dir_name
+from tests.harness.lsp import frame, read_frame
+from tests.lsp.helpers import init_options, text_message
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION = json.loads((REPO / "package.json").read_text())["version"]
 VSIX = REPO / f"tokengauge-{VERSION}-linux-x64.vsix"
 SAMPLE = REPO / "tests" / "data" / "copilot-request.json"
+SESSION_TIMEOUT_S = 120
 
-# Imports every top-level module of every bundled distribution and says where each came from.
+# Imports every top-level module and package of the bundled libraries and says where each came from.
 IMPORT_ALL = """
 import importlib, json, pathlib, sys
 sys.path[:0] = sys.argv[1:]
-libs = [pathlib.Path(p) for p in sys.argv[1:]]
 found = {}
-for lib in libs:
-    for info in lib.glob("*.dist-info"):
-        record = (info / "RECORD").read_text().splitlines()
-        tops = {line.split(",")[0].split("/")[0] for line in record}
-        for top in sorted(tops):
-            name = top[:-3] if top.endswith(".py") else top
-            if top.endswith((".dist-info", ".pth")) or name in ("..", "bin", "__pycache__"):
-                continue
-            module = importlib.import_module(name)
-            # a namespace package (tiktoken_ext) has no __file__
-            where = module.__file__ or next(iter(module.__path__))
-            found[name] = str(pathlib.Path(where).resolve())
+for lib in map(pathlib.Path, sys.argv[1:]):
+    for entry in sorted(lib.iterdir()):
+        if entry.suffix == ".dist-info":
+            continue
+        name = entry.stem if entry.suffix == ".py" else entry.name
+        module = importlib.import_module(name)
+        # a namespace package (tiktoken_ext) has no __file__
+        where = module.__file__ or next(iter(module.__path__))
+        found[name] = str(pathlib.Path(where).resolve())
 print(json.dumps(found))
 """
+
+# One LSP session: every request's result (notifications and the server's own requests aside).
+TEXT = "def add(a, b):\n    return a + b  # 足し算 — ünïcode\n" * 20
+REQUESTS: list[tuple[str, Any]] = [
+    ("tokenGauge/models", {}),
+    *(
+        ("tokenGauge/countTokens", {"modelId": model, "inputs": [TEXT, text_message("user", TEXT)]})
+        for model in ("gpt-4o", "claude-sonnet-4-5", "local-small")
+    ),
+    ("shutdown", None),
+]
 
 
 def find_python(version: str) -> str | None:
@@ -66,14 +80,29 @@ def find_python(version: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The VSIX's `extension/` folder, unzipped."""
+def vsix_names() -> list[str]:
+    """Every file name in the VSIX."""
     if not VSIX.is_file():
         pytest.fail(f"{VSIX.name} is missing: run scripts/build-vsix.sh (scripts/setup.sh does)")
+    with zipfile.ZipFile(VSIX) as archive:
+        return archive.namelist()
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory: pytest.TempPathFactory, vsix_names: list[str]) -> Path:
+    """The VSIX's `extension/` folder, unzipped."""
     out = tmp_path_factory.mktemp("vsix")
     with zipfile.ZipFile(VSIX) as archive:
         archive.extractall(out)
     return out / "extension"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height of a PNG file (from its IHDR chunk)."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", path
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
 
 
 def test_layout(unpacked: Path) -> None:
@@ -84,22 +113,71 @@ def test_layout(unpacked: Path) -> None:
     expected = {"common", *(version_dir_name(v) for v in PYTHON_VERSIONS)}
     assert {p.name for p in libs.iterdir()} == expected
     assert (libs / "common" / "tokengauge" / "data" / "o200k_base.tiktoken").is_file()
+    assert (libs / "common" / "tokengauge" / "data" / "cl100k_base.tiktoken").is_file()
     for version in PYTHON_VERSIONS:
         per_version = libs / version_dir_name(version)
         tag = f"cpython-{version_dir_name(version)[2:]}"
         assert any(per_version.glob(f"tiktoken/_tiktoken.{tag}-*.so")), per_version
         assert any(per_version.glob(f"regex/_regex.{tag}-*.so")), per_version
+    width, height = png_size(unpacked / "images" / "icon.png")
+    assert width == height >= 128
     shipped = {p.relative_to(unpacked).parts[0] for p in unpacked.iterdir()}
-    assert shipped <= {"package.json", "readme.md", "dist", "bundled"}, shipped
+    assert shipped <= {"package.json", "readme.md", "dist", "bundled", "images"}, shipped
+    assert [p.name for p in (unpacked / "images").iterdir()] == ["icon.png"]
 
 
-@pytest.mark.parametrize("version", [pytest.param(v, id=f"python{v}") for v in PYTHON_VERSIONS])
-def test_imports_and_counts_from_the_bundle(unpacked: Path, version: str) -> None:
+def test_only_what_runs_ships(vsix_names: list[str]) -> None:
+    paths = [PurePosixPath(name) for name in vsix_names]
+    unused = [
+        str(p)
+        for p in paths
+        if {"__pycache__", "tests", "_tests"} & set(p.parts)
+        or p.suffix in (".pyc", ".pyi", ".map")
+        or p.name == "py.typed"
+    ]
+    assert not unused, unused
+    infos: dict[PurePosixPath, list[PurePosixPath]] = {}
+    for path in paths:
+        info = next((parent for parent in path.parents if parent.suffix == ".dist-info"), None)
+        if info is not None:
+            infos.setdefault(info, []).append(path.relative_to(info))
+    left_out = {re.sub(r"[-_.]+", "_", name) for name in LEFT_OUT}
+    assert {info.name.split("-")[0] for info in infos}.isdisjoint(left_out)
+    for info, files in infos.items():
+        licences = [f for f in files if f.parts[0] == "licenses" or LICENCE.match(f.name)]
+        assert set(files) - set(licences) == {PurePosixPath("METADATA")}, info
+        assert licences or info.name.startswith("tokengauge-"), f"{info} has no licence file"
+
+
+def test_pure_python_kept_once(unpacked: Path) -> None:
+    libs = unpacked / "bundled" / "libs"
+    folders = [libs / version_dir_name(v) for v in PYTHON_VERSIONS]
+    in_all = set.intersection(*({p.name for p in folder.iterdir()} for folder in folders))
+    pure = [n for n in in_all if not any(f for d in folders for f in (d / n).rglob("*.so"))]
+    assert not pure, f"the same in every version, yet not in common: {pure}"
+
+
+def bundle_path(unpacked: Path, version: str) -> list[str]:
+    """The extension's PYTHONPATH for this CPython version."""
+    libs = unpacked / "bundled" / "libs"
+    return [str(libs / version_dir_name(version)), str(libs / "common")]
+
+
+def python_for(version: str) -> str:
+    """This machine's CPython ``version``, or the test is skipped."""
     python = find_python(version)
     if python is None:
         pytest.skip(f"no CPython {version} on this machine")
-    libs = unpacked / "bundled" / "libs"
-    path = [str(libs / version_dir_name(version)), str(libs / "common")]
+    return python
+
+
+VERSIONS = [pytest.param(v, id=f"python{v}") for v in PYTHON_VERSIONS]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_imports_and_counts_from_the_bundle(unpacked: Path, version: str) -> None:
+    python = python_for(version)
+    path = bundle_path(unpacked, version)
     imported = subprocess.run(
         [python, "-S", "-E", "-c", IMPORT_ALL, *path], capture_output=True, text=True, check=False
     )
@@ -108,7 +186,8 @@ def test_imports_and_counts_from_the_bundle(unpacked: Path, version: str) -> Non
     assert {"tokengauge", "tiktoken", "regex", "pygls", "lsprotocol", "httpx", "diskcache"} <= set(
         modules
     )
-    outside = {name: where for name, where in modules.items() if not where.startswith(str(libs))}
+    libs = str(unpacked / "bundled" / "libs")
+    outside = {name: where for name, where in modules.items() if not where.startswith(libs)}
     assert not outside, outside
 
     env = {"PYTHONPATH": ":".join(path), "HOME": str(unpacked.parent), "PATH": "/usr/bin:/bin"}
@@ -127,3 +206,75 @@ def test_imports_and_counts_from_the_bundle(unpacked: Path, version: str) -> Non
         check=True,
     )
     assert json.loads(counted.stdout) == json.loads(reference.stdout)
+
+
+def answer(stdin: IO[bytes], stdout: IO[bytes], request_id: int) -> Any:
+    """The result of request ``request_id``; the server's own requests are answered with null."""
+    while (message := read_frame(stdout)) is not None:
+        if "method" in message:
+            if "id" in message:
+                stdin.write(frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+                stdin.flush()
+        elif message.get("id") == request_id:
+            assert "error" not in message, message
+            return message["result"]
+    raise AssertionError(f"the server's output ended before the answer to request {request_id}")
+
+
+def lsp_session(command: list[str], storage: Path, env: dict[str, str] | None) -> list[Any]:
+    """Start the server, initialize it, send `REQUESTS` one by one, exit; their results."""
+    with (storage / "stderr.log").open("wb") as stderr:
+        server = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
+        )
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(SESSION_TIMEOUT_S, server.kill)
+    watchdog.start()
+    try:
+        options = init_options(storage)
+        initialize = {"processId": None, "capabilities": {}, "initializationOptions": options}
+        messages: list[tuple[str, Any]] = [("initialize", initialize), *REQUESTS]
+        results = []
+        for request_id, (method, params) in enumerate(messages, start=1):
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            server.stdin.write(frame(message))
+            server.stdin.flush()
+            results.append(answer(server.stdin, server.stdout, request_id))
+            if method == "initialize":
+                server.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        server.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.close()
+        assert server.wait(SESSION_TIMEOUT_S) == 0, (storage / "stderr.log").read_text()
+    finally:
+        watchdog.cancel()
+        server.kill()
+        server.stdout.close()
+    return results
+
+
+def untimed(results: list[Any]) -> list[Any]:
+    """Results without their `epoch` (a clock reading, different in every session)."""
+    return [
+        {k: v for k, v in result.items() if k != "epoch"} if isinstance(result, dict) else result
+        for result in results
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_server_serves_from_the_bundle(unpacked: Path, version: str, tmp_path: Path) -> None:
+    python = python_for(version)
+    env = {
+        "PYTHONPATH": ":".join(bundle_path(unpacked, version)),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    (tmp_path / "bundled").mkdir()
+    (tmp_path / "reference").mkdir()
+    bundled = lsp_session([python, "-S", "-m", "tokengauge"], tmp_path / "bundled", env)
+    reference = lsp_session([sys.executable, "-m", "tokengauge"], tmp_path / "reference", None)
+    initialized, models, *counts, shut_down = bundled
+    assert "capabilities" in initialized
+    assert {m["id"] for m in models} == {"gpt-4o", "claude-sonnet-4-5", "local-small"}
+    assert all(tokens > 0 for count in counts for tokens in count["tokens"])
+    assert shut_down is None
+    assert untimed(bundled) == untimed(reference)
