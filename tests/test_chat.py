@@ -3,8 +3,9 @@ upstream."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 import pytest
@@ -61,8 +62,14 @@ class Recorded:
         self.calibrations.append(model_id)
 
 
+async def no_wait(seconds: float) -> None:
+    """Retries at once (the waits are the retry policy's business, tested there)."""
+
+
 @contextlib.asynccontextmanager
-async def runner(upstream: Upstream, sink: Recorded) -> AsyncIterator[ChatRunner]:
+async def runner(
+    upstream: Upstream, sink: Recorded, sleep: Callable[[float], Awaitable[None]] = no_wait
+) -> AsyncIterator[ChatRunner]:
     settings = parse_settings(
         {
             "providers": [
@@ -71,11 +78,6 @@ async def runner(upstream: Upstream, sink: Recorded) -> AsyncIterator[ChatRunner
             "models": [{"id": "gpt-4o", "provider": "up"}],
         }
     )
-    waits: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-
     gauge = Gauge(settings, Ledger(None))
     async with make_client(Timeouts()) as client:
         yield ChatRunner(gauge, client, sink, RetryPolicy(max_attempts=3), sleep)
@@ -118,5 +120,109 @@ async def test_an_auth_error_fails_at_once_with_what_to_do():
         with pytest.raises(ChatError) as failed:
             await chats.run(params("key?"))
         assert len(upstream.model_requests) == 1
-    assert failed.value.kind == "auth" and "Set API Key" in failed.value.message
-    assert sink.parts == []
+    assert failed.value.kind == "auth"
+    assert failed.value.message == (
+        f"up asked for an API key at {upstream.url('/v1/chat/completions')} (401 Unauthorized), "
+        "and none is set. Run 'Token Gauge: Set API Key' to enter a valid key for up."
+    )
+    assert sink.parts == [] and sink.statuses == []  # no retry, no status to put right
+
+
+NO_USAGE = (
+    'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,'
+    '"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+    'data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,'
+    '"delta":{},"finish_reason":"stop"}]}\n\n'
+    "data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "outcome", "last"),
+    [
+        pytest.param(
+            [Scripted(status=429, headers={"retry-after": "0"})],
+            "ok",
+            ("$(pulse) ", "info"),
+            id="answered-with-usage",
+        ),
+        pytest.param(
+            [Scripted(status=503), Scripted(body=NO_USAGE)],
+            "ok",
+            ("$(pulse) gpt-4o: answered", "info"),
+            id="answered-without-usage",
+        ),
+        pytest.param(
+            [Scripted(status=429, headers={"retry-after": "0"}, times=3)],
+            "rate limited (429)",
+            ("$(error) gpt-4o: rate limited (429)", "error"),
+            id="failed",
+        ),
+        pytest.param(
+            [Scripted(status=502), Scripted(status=401)],
+            "key rejected (401)",
+            ("$(error) gpt-4o: key rejected (401)", "error"),
+            id="failed-otherwise",
+        ),
+    ],
+)
+async def test_a_retry_status_is_always_followed_by_a_true_one(
+    script: list[Scripted], outcome: str, last: tuple[str, str]
+):
+    sink = Recorded()
+    async with running_upstream() as upstream, runner(upstream, sink) as chats:
+        upstream.script(*script)
+        try:
+            await chats.run(params("again"))
+            ended = "ok"
+        except ChatError as exc:
+            ended = exc.brief
+    assert ended == outcome
+    retrying = [status for status in sink.statuses if "retrying in" in status.text]
+    assert retrying and sink.statuses[0] == retrying[0]
+    text, severity = last
+    assert sink.statuses[-1].text.startswith(text) and sink.statuses[-1].severity == severity
+    assert "retrying" not in sink.statuses[-1].text
+
+
+@pytest.mark.parametrize("history", [False, True], ids=["first-request", "after-usage"])
+async def test_cancelling_a_retry_wait_puts_the_status_right(history: bool):
+    sink = Recorded()
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    async with running_upstream() as upstream, runner(upstream, sink, sleep) as chats:
+        if history:
+            await chats.run(params("first"))
+        before = list(sink.statuses)
+        upstream.script(Scripted(status=503))
+        task = asyncio.ensure_future(chats.run(params("again")))
+        await waiting.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    *_, retrying, last = sink.statuses
+    assert "retrying in" in retrying.text
+    if history:  # the usage status of the request before
+        assert last == before[-1] and last.text.startswith("$(pulse) ")
+    else:
+        assert (last.text, last.severity) == ("$(pulse) gpt-4o: cancelled", "info")
+
+
+async def test_a_rate_limit_that_outlasts_the_tries_says_how_long_to_wait():
+    sink = Recorded()
+    async with running_upstream() as upstream, runner(upstream, sink) as chats:
+        upstream.script(Scripted(status=429, headers={"retry-after": "20"}, times=3))
+        with pytest.raises(ChatError) as failed:
+            await chats.run(params("again"))
+        url = upstream.url("/v1/chat/completions")
+    assert failed.value.kind == "rate_limit"
+    assert failed.value.message.startswith(
+        f"up is limiting requests at {url} (429 Too Many Requests) and asks to wait 20 s"
+    )
+    assert failed.value.message.endswith(
+        "Wait 20 s before sending again; if it keeps happening, check your plan's limits with up."
+    )

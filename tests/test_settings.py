@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from tokengauge import jsontext
+from tokengauge.messages import InvalidInput
 from tokengauge.settings import (
     MIN_TOOL_RESULT_TOKENS,
     ModelSettings,
     Pricing,
     ProviderSettings,
     ServerSettings,
+    parse_provider,
     parse_settings,
 )
 
@@ -315,3 +317,36 @@ def test_max_attempts_is_a_sensible_count(value: Any, log: pytest.LogCaptureFixt
     settings = parse_settings({"maxAttempts": value, "idleTimeout": value})
     assert settings.max_attempts in (1, 3)
     assert settings.idle_timeout in (0.4, 120.0)
+
+
+def test_a_preset_entry_keeps_what_it_gives(log: pytest.LogCaptureFixture) -> None:
+    """The preset's dialect and base URL are filled in by `upstream.presets.resolve`: the entry
+    keeps only what it says, so that its own values can win."""
+    settings = parse_settings(
+        {
+            "providers": [
+                {"id": "router", "preset": "openrouter"},
+                {"id": "raw", "baseUrl": "http://h/v1"},
+            ]
+        }
+    )
+    assert settings.providers == (
+        ProviderSettings(id="router", preset="openrouter"),
+        ProviderSettings(id="raw", base_url="http://h/v1"),
+    )
+    assert settings.providers[0].dialect is None and settings.providers[0].base_url == ""
+    assert warnings_of(log) == []
+
+
+def test_managed_is_never_taken_from_settings() -> None:
+    settings = parse_settings({"providers": [{"id": "p", "managed": True}]})
+    assert settings.providers[0].managed is False
+
+
+def test_an_entry_of_manage_models() -> None:
+    entry = {"id": "My Group", "preset": "groq", "headers": {"X-Ok": "1", "Bad Name": "x"}}
+    assert parse_provider(entry, "params.provider", managed=True) == ProviderSettings(
+        id="My Group", preset="groq", headers={"X-Ok": "1"}, managed=True
+    )
+    with pytest.raises(InvalidInput, match=r"params\.provider"):
+        parse_provider({"preset": "groq"}, "params.provider", managed=True)

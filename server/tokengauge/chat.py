@@ -7,7 +7,8 @@ shrunk (`calibration.trim.shrink`) instead of sent; after an overflow error, onc
 what the error taught. Retries happen only before the first part reached the user: error
 statuses back off as `upstream.retry` says, broken connections likewise for at most
 `max_attempts` tries; `A + B > C` and output-cap errors are retried once at once with a
-`max_tokens` that fits.
+`max_tokens` that fits. A failure is said in `upstream.explain`'s words; a "retrying" status is
+always followed, when the request ends, by a true one.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from tokengauge.protocol import (
     ChatResult,
     RecordErrorParams,
     RecordUsageParams,
+    Severity,
     Status,
     TrimReport,
     UsagePart,
 )
-from tokengauge.status import compact, with_trim
+from tokengauge.status import compact, request_ended, with_trim
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -54,6 +56,7 @@ from tokengauge.upstream.events import (
     ToolCall,
     message_part,
 )
+from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options
 from tokengauge.upstream.redact import redact
@@ -63,12 +66,14 @@ log = logging.getLogger(__name__)
 
 
 class ChatError(Exception):
-    """A chat that failed; `kind` says why and the message says it to a person."""
+    """A chat that failed; `kind` says why, the message says it to a person, and `brief` in a
+    few words (for the status bar)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, brief: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.brief = brief or kind.replace("_", " ")
 
 
 class ChatSink(Protocol):
@@ -109,16 +114,32 @@ class _Chat:
     options: ChatOptions
     dialect: Dialect
     api_key: str | None
+    url: str
+    """Where the request goes."""
     messages: list[Message]
     """What is sent: the request's messages, trimmed if they could not fit."""
     estimate: RequestEstimate
     max_tokens: int
     trimmed: Trimmed
     resized: bool = False
+    status_owed: bool = False
+    """A "retrying" status was shown: the request's end must replace it with a true one."""
 
     def redact(self, text: str) -> str:
         """`text` without the API key in it."""
         return redact(text, self.api_key)
+
+    def explain(self, failure: UpstreamError, said: str | None = None) -> str:
+        """What went wrong and what to do, without the key."""
+        provider = self.model.provider
+        text = explain(
+            provider, self.url, failure, model=self.model.id, said=said, key_sent=bool(self.api_key)
+        )
+        return self.redact(text)
+
+    def brief(self, failure: UpstreamError) -> str:
+        """The failure in a few words."""
+        return brief(self.model.provider, self.url, failure)
 
 
 class ChatRunner:
@@ -141,12 +162,14 @@ class ChatRunner:
     def _prepare(self, params: ChatParams) -> _Chat:
         model = self.gauge.model(params.model_id)
         options = parse_model_options(params.tool_mode, params.model_options)
+        dialect = dialect_for(model)
         chat = _Chat(
             params=params,
             model=model,
             options=options,
-            dialect=dialect_for(model),
+            dialect=dialect,
             api_key=params.credentials.api_key if params.credentials else None,
+            url=dialect.url(model.provider.base_url),
             messages=params.messages,
             estimate=self.gauge.estimate(model, params.messages, params.tools),
             max_tokens=1,
@@ -196,6 +219,18 @@ class ChatRunner:
     async def run(self, params: ChatParams) -> ChatResult:
         """Stream one response; its result, or `ChatError`."""
         chat = self._prepare(params)
+        try:
+            result = await self._attempts(chat)
+        except ChatError as exc:
+            self._settle(chat, exc.brief, "error")
+            raise
+        except BaseException:  # cancelled (or a bug): the status must not keep saying "retrying"
+            self._settle(chat, "cancelled", "info")
+            raise
+        self._settle(chat, "answered", "info")
+        return result
+
+    async def _attempts(self, chat: _Chat) -> ChatResult:
         attempt = 0
         while True:
             attempt += 1
@@ -206,12 +241,20 @@ class ChatRunner:
             except HttpStatusError as exc:
                 await self._recover_from_status(chat, attempt, progress, exc)
             except (ConnectionFailed, StreamStalled) as exc:
-                message = chat.redact(str(exc))
                 if progress.parts or not self.retry.tries_left(attempt):
-                    raise ChatError("connection", _connection_message(chat, exc, message)) from None
-                await self._wait(chat, attempt, message, None)
+                    raise ChatError("connection", chat.explain(exc), chat.brief(exc)) from None
+                await self._wait(chat, attempt, chat.brief(exc), None)
             except UpstreamError as exc:
-                raise ChatError("upstream", chat.redact(str(exc))) from None
+                raise ChatError("upstream", chat.explain(exc), chat.brief(exc)) from None
+
+    def _settle(self, chat: _Chat, outcome: str, severity: Severity) -> None:
+        """After a "retrying" status, a true one: the failure, else the usage status (or, with
+        no usage yet, what became of the request)."""
+        if not chat.status_owed:
+            return
+        chat.status_owed = False
+        status = self.gauge.status() if severity != "error" else None
+        self.sink.status(status or request_ended(chat.model.name, outcome, severity))
 
     async def _recover_from_status(
         self, chat: _Chat, attempt: int, progress: _Attempt, exc: HttpStatusError
@@ -220,7 +263,7 @@ class ChatRunner:
         body = chat.redact(exc.body)
         error = parse_overflow_error(exc.status, body)
         if exc.status in (401, 403) or error.kind is ErrorKind.AUTH:
-            raise ChatError("auth", _auth_message(chat, exc.status))
+            raise ChatError("auth", chat.explain(exc), chat.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
             fitted, taught = self._learn_overflow(chat, error, exc.status, body)
             if chat.resized or not (taught or fitted):
@@ -244,13 +287,13 @@ class ChatRunner:
         if progress.parts or not self.retry.allows(
             attempt, exc.status, exc.retry_after, exc.should_retry
         ):
-            raise ChatError(error.kind.value, _http_message(chat, exc.status, error))
-        await self._wait(chat, attempt, f"HTTP {exc.status}", exc.retry_after)
+            raise ChatError(error.kind.value, chat.explain(exc, error.message), chat.brief(exc))
+        await self._wait(chat, attempt, chat.brief(exc), exc.retry_after)
 
     async def _stream(self, chat: _Chat, progress: _Attempt) -> None:
         model, params = chat.model, chat.params
         body = chat.dialect.body(model, chat.messages, params.tools, chat.options, chat.max_tokens)
-        url = chat.dialect.url(model.provider.base_url)
+        url = chat.url
         headers = provider_headers(model.provider, chat.api_key)
         parser = chat.dialect.parser()
         log.debug(
@@ -289,11 +332,8 @@ class ChatRunner:
             if error.kind is ErrorKind.OVERFLOW:
                 self._learn_overflow(chat, error, None, body)
                 raise ChatError("overflow", _overflow_message(chat, error))
-            message = chat.redact(event.message)
-            raise ChatError(
-                error.kind.value,
-                f"{chat.model.provider.id} reported an error mid-stream: {message}",
-            )
+            message = chat.redact(midstream(chat.model.provider, chat.url, event.message))
+            raise ChatError(error.kind.value, message, "error mid-response")
 
     def _finish(self, chat: _Chat, progress: _Attempt) -> ChatResult:
         model, params, estimate = chat.model, chat.params, chat.estimate
@@ -311,6 +351,7 @@ class ChatRunner:
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
             if status is not None:
+                chat.status_owed = False
                 self.sink.status(
                     with_trim(status, chat.trimmed) if chat.trimmed.changed else status
                 )
@@ -366,6 +407,7 @@ class ChatRunner:
             attempt + 1,
             self.retry.max_attempts,
         )
+        chat.status_owed = True
         self.sink.status(
             Status(
                 text=f"$(sync~spin) {model.provider.id}: retrying in {delay:.0f}s",
@@ -376,20 +418,13 @@ class ChatRunner:
         await self.sleep(delay)
 
 
-def _auth_message(chat: _Chat, status: int) -> str:
-    return (
-        f"API key for {chat.model.provider.id} was rejected (HTTP {status}); "
-        "run 'tokengauge: Set API Key'."
-    )
-
-
 def _overflow_message(chat: _Chat, error: ParsedError) -> str:
     if error.input_tokens is not None and error.limit_tokens is not None:
         detail = f"{error.input_tokens:,} tokens for a {error.limit_tokens:,}-token window"
     else:
         detail = f"the provider said: {error.message}"
     return (
-        f"The conversation is too long for {chat.model.name} ({detail}). tokengauge has learned "
+        f"The conversation is too long for {chat.model.name} ({detail}). Token Gauge has learned "
         "its real size; your next message will be summarized to fit."
     )
 
@@ -401,14 +436,3 @@ def _cannot_fit_message(chat: _Chat, exc: CannotFit) -> str:
         f"{compact(exc.estimate)} tokens where {compact(exc.target)} fit. Start a new chat or "
         "send less."
     )
-
-
-def _http_message(chat: _Chat, status: int, error: ParsedError) -> str:
-    return f"{chat.model.provider.id} answered HTTP {status}: {error.message}"
-
-
-def _connection_message(chat: _Chat, exc: UpstreamError, message: str) -> str:
-    provider = chat.model.provider.id
-    if isinstance(exc, StreamStalled):
-        return f"{provider} stopped sending data ({message}); the response is incomplete."
-    return f"Could not complete the request to {provider}: {message}"

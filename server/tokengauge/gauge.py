@@ -25,7 +25,7 @@ from tokengauge.counting.request import RequestCounter, TextCount, message_diges
 from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import CountInput, Message, Tool
+from tokengauge.messages import CountInput, InvalidInput, Message, Tool
 from tokengauge.models.catalog import (
     DiscoveredModel,
     ModelCatalog,
@@ -49,8 +49,9 @@ from tokengauge.protocol import (
     WarmCountsResult,
     WarmEntry,
 )
-from tokengauge.settings import ServerSettings
+from tokengauge.settings import ProviderSettings, ServerSettings
 from tokengauge.status import compact, render_status
+from tokengauge.upstream.presets import resolve, resolve_all
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +88,14 @@ class Gauge:
         ledger: Ledger,
         encodings: EncodingRegistry | None = None,
     ) -> None:
-        self.settings = settings
+        self.settings = attrs.evolve(settings, providers=resolve_all(settings.providers))
         self.ledger = ledger
         self.discovered: dict[str, list[DiscoveredModel]] = {
             provider.id: from_documents(ledger.get_document(discovery_key(provider.id)))
-            for provider in settings.providers
+            for provider in self.settings.providers
             if provider.discover
         }
-        self.catalog = ModelCatalog.from_settings(settings, self.discovered)
+        self.catalog = ModelCatalog.from_settings(self.settings, self.discovered)
         self.encodings = encodings or EncodingRegistry()
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
@@ -121,6 +122,32 @@ class Gauge:
         self.catalog = ModelCatalog.from_settings(self.settings, self.discovered)
         self._request_counters.clear()
         return True
+
+    def add_provider(self, provider: ProviderSettings) -> ProviderSettings:
+        """Add (or replace) a provider of Manage Models, its preset resolved (`InvalidInput` if
+        it cannot be), with what it listed before; a provider of settings with its id wins and is
+        returned instead."""
+        providers = {known.id: known for known in self.settings.providers}
+        known = providers.get(provider.id)
+        if known is not None and not known.managed:
+            return known
+        provider = resolve(provider)
+        providers[provider.id] = provider
+        self.settings = attrs.evolve(self.settings, providers=tuple(providers.values()))
+        if provider.id not in self.discovered:
+            document = self.ledger.get_document(discovery_key(provider.id))
+            self.discovered[provider.id] = from_documents(document)
+        self.catalog = ModelCatalog.from_settings(self.settings, self.discovered)
+        self._request_counters.clear()
+        return provider
+
+    def provider(self, provider_id: str) -> ProviderSettings:
+        """The provider with this id (of settings or Manage Models), or `InvalidInput`."""
+        for provider in self.settings.providers:
+            if provider.id == provider_id:
+                return provider
+        known = ", ".join(provider.id for provider in self.settings.providers) or "none"
+        raise InvalidInput(f"unknown provider {provider_id!r}; configured providers: {known}")
 
     def model(self, model_id: str) -> ModelSpec:
         """The configured model, or `UnknownModelError`."""

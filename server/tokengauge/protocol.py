@@ -37,9 +37,22 @@ WARM_COUNTS: Final = "tokenGauge/warmCounts"
 STATUS: Final = "tokenGauge/status"
 MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
 CALIBRATION: Final = "tokenGauge/calibration"
+ADD_PROVIDER: Final = "tokenGauge/addProvider"
+CHECK_KEY: Final = "tokenGauge/checkKey"
 
 REQUESTS: Final = frozenset(
-    {MODELS, COUNT_TOKENS, USAGE, RECORD_USAGE, RECORD_ERROR, CHAT, DISCOVER_MODELS, WARM_COUNTS}
+    {
+        MODELS,
+        COUNT_TOKENS,
+        USAGE,
+        RECORD_USAGE,
+        RECORD_ERROR,
+        CHAT,
+        DISCOVER_MODELS,
+        WARM_COUNTS,
+        ADD_PROVIDER,
+        CHECK_KEY,
+    }
 )
 
 
@@ -375,3 +388,43 @@ class UsageResult:
     history: list[dict[str, Any]]
     """The ledger's latest usage and overflow records (`UsageRecord`, `OverflowRecord`), as
     stored."""
+
+
+@attrs.frozen(repr=False)
+class AddProviderParams:
+    """`tokenGauge/addProvider`: a provider configured in VS Code's Manage Models (its id is the
+    group's name), as a `tokenGauge.providers` entry, and its key (held in memory only)."""
+
+    provider: dict[str, Any]
+    api_key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"AddProviderParams(provider={self.provider!r}, api_key=[redacted])"
+
+
+@attrs.frozen
+class AddProviderResult:
+    """The models the added provider serves, and why listing them failed, if it did."""
+
+    provider_id: str
+    models: list[ModelInfo]
+    error: str | None
+
+
+@attrs.frozen(repr=False)
+class CheckKeyParams:
+    """`tokenGauge/checkKey`: a key to try against a provider with one cheap request."""
+
+    provider_id: str
+    api_key: str
+
+    def __repr__(self) -> str:
+        return f"CheckKeyParams(provider_id={self.provider_id!r}, api_key=[redacted])"
+
+
+@attrs.frozen
+class CheckKeyResult:
+    """True: accepted; False: rejected (401/403); None: could not tell. The message says why."""
+
+    accepted: bool | None
+    message: str

@@ -5,7 +5,8 @@ invalid scalars fall back to their defaults: a typo in settings never stops the 
 entry, a value that would make nonsense downstream is dropped the same way: a header no HTTP
 request can carry, a window, output cap or reservation that is not a sensible token count (a
 negative one made negative budgets), a price that is negative; a model configured twice keeps its
-first entry.
+first entry. A provider's `preset` (an API known by name) is resolved above this layer, by
+`upstream.presets`, which also knows what each name stands for.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from typing import Any, Final, Literal
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -21,6 +23,7 @@ import attrs
 from tokengauge.messages import InvalidInput, camel, structure
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MIN_TOOL_RESULT_TOKENS: Final = 256
 """`toolResultMaxTokens` below this would leave a tool result no use to the model."""
@@ -35,14 +38,22 @@ class ProviderSettings:
 
     id: str
     """Provider id that models refer to, e.g. `openai`, `anthropic`, `openrouter`, `ollama`."""
-    dialect: Dialect = "openai"
-    """Wire format: OpenAI-compatible Chat Completions or Anthropic Messages."""
+    dialect: Dialect | None = None
+    """Wire format: OpenAI-compatible Chat Completions or Anthropic Messages; None: the
+    preset's, else `openai`."""
     base_url: str = ""
-    """API base URL, e.g. `https://api.openai.com/v1`."""
+    """API base URL, e.g. `https://api.openai.com/v1`; empty: the preset's."""
     headers: dict[str, str] = attrs.field(factory=dict)
     """Extra HTTP headers for every request (never the API key: that is in SecretStorage)."""
     discover: bool = True
     """Whether to list the provider's models from `GET {baseUrl}/models`."""
+    preset: str | None = None
+    """A preset id (`upstream.presets`, e.g. `openrouter`): the API's dialect and base URL, how
+    its key is sent and checked, how its models are sized. The entry's own `dialect` and
+    `baseUrl` win over the preset's."""
+    managed: bool = False
+    """Configured in VS Code's Manage Models (`tokenGauge/addProvider`), not in settings: it
+    decides where a person is sent to fix a rejected key. Never taken from settings."""
 
 
 @attrs.frozen
@@ -107,7 +118,7 @@ class ServerSettings:
     """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
 
 
-def _entries(options: dict[str, Any], key: str, cls: type[Any]) -> list[Any]:
+def _entries(options: dict[str, Any], key: str, parse: Callable[[Any, str], T]) -> list[T]:
     raw = options.get(key)
     if raw is None:
         return []
@@ -117,10 +128,14 @@ def _entries(options: dict[str, Any], key: str, cls: type[Any]) -> list[Any]:
     entries = []
     for index, item in enumerate(raw):
         try:
-            entries.append(structure(item, cls, f"{key}[{index}]"))
+            entries.append(parse(item, f"{key}[{index}]"))
         except InvalidInput as exc:
             log.warning("%s: entry ignored", exc)
     return entries
+
+
+def _model(raw: Any, where: str) -> ModelSettings:
+    return structure(raw, ModelSettings, where)
 
 
 def _scalar(options: dict[str, Any], key: str, cls: Any, default: Any) -> Any:
@@ -135,6 +150,13 @@ def _scalar(options: dict[str, Any], key: str, cls: Any, default: Any) -> Any:
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
+def parse_provider(raw: Any, where: str, *, managed: bool = False) -> ProviderSettings:
+    """One provider entry (of settings, or of Manage Models when `managed`), without the
+    headers HTTP cannot carry; `InvalidInput` for an entry that is not one."""
+    provider = structure(raw, ProviderSettings, where)
+    return attrs.evolve(_checked_provider(provider), managed=managed)
 
 
 def _checked_provider(provider: ProviderSettings) -> ProviderSettings:
@@ -205,11 +227,11 @@ def parse_settings(options: Any) -> ServerSettings:
     if not isinstance(options, dict):
         log.warning("initializationOptions must be an object: using defaults")
         return ServerSettings()
-    providers = [_checked_provider(p) for p in _entries(options, "providers", ProviderSettings)]
+    providers = _entries(options, "providers", parse_provider)
     return ServerSettings(
         storage_dir=_scalar(options, "storageDir", str, None),
         providers=tuple(providers) if "providers" in options else DEFAULT_PROVIDERS,
-        models=_unique_models(_entries(options, "models", ModelSettings)),
+        models=_unique_models(_entries(options, "models", _model)),
         log_level=_scalar(options, "logLevel", LogLevel, "info"),
         connect_timeout=_positive(options, "connectTimeout", 15.0),
         idle_timeout=_positive(options, "idleTimeout", 120.0),

@@ -84,3 +84,14 @@ def with_trim(status: Status, trimmed: Trimmed) -> Status:
         "sending it (tool results cut in the middle, oldest messages left out)."
     )
     return Status(text=f"{status.text} · {what}", tooltip=tooltip, severity="warning")
+
+
+def request_ended(model_name: str, outcome: str, severity: Severity) -> Status:
+    """The status of a request that ended with no usage to show (it failed, or was cancelled
+    while waiting to retry): what became of it, in a few words such as `rate limited (429)`."""
+    icon = "$(error)" if severity == "error" else "$(pulse)"
+    return Status(
+        text=f"{icon} {model_name}: {outcome}",
+        tooltip=f"**{model_name}** — last request: {outcome}",
+        severity=severity,
+    )

@@ -171,6 +171,7 @@ SHAPES = [
         id="litellm-model-info",
     ),
 ]
+PRESETS = {"litellm": "litellm"}  # a LiteLLM proxy is known by its preset (or its headers)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +186,9 @@ async def test_each_listing_shape_becomes_models_with_their_sizes(
     expected: list[Expected],
     size_source: str,
 ):
-    provider = {"id": provider_id, "dialect": "openai", "baseUrl": "", "discover": True}
+    provider: dict[str, Any] = {"id": provider_id, "dialect": "openai", "discover": True}
+    if shape in PRESETS:
+        provider["preset"] = PRESETS[shape]
     async with running_upstream(UpstreamConfig(listing=shape, models=listed)) as up:
         provider["baseUrl"] = up.url(path)
         async with server(options(tmp_path / "storage", [provider], [])) as s:
@@ -285,13 +288,19 @@ async def test_configuration_wins_over_discovery_which_wins_over_the_built_in_ta
 
 
 FAILING = [
-    pytest.param("http://127.0.0.1:9/v1", "ConnectError", id="closed-port"),
-    pytest.param("{up}/replay/error-openai-context-length-exceeded?status=500", "500", id="500"),
-    pytest.param("{up}/replay/no-such-listing", "404", id="404"),
-    pytest.param("{up}/replay/anthropic-stream-text", "JSON", id="200-not-json"),
+    pytest.param("http://127.0.0.1:9/v1", "nothing is listening at 127.0.0.1:9", id="closed-port"),
+    pytest.param(
+        "{up}/replay/error-openai-context-length-exceeded?status=500",
+        "(500 Internal Server Error)",
+        id="500",
+    ),
+    pytest.param("{up}/replay/no-such-listing", "does not end in /v1", id="404"),
+    pytest.param("{up}/replay/anthropic-stream-text", "the answer is not JSON", id="200-not-json"),
     # A proxy that answers 200 with an error object has not listed zero models: it failed.
     pytest.param(
-        "{up}/replay/error-openai-context-length-exceeded?status=200", "", id="200-error-object"
+        "{up}/replay/error-openai-context-length-exceeded?status=200",
+        "the answer is not a model list",
+        id="200-error-object",
     ),
 ]
 
@@ -330,7 +339,11 @@ async def test_a_failure_keeps_what_was_discovered_before(tmp_path: Path):
             assert (await s.discover("gateway"))["providers"][0]["error"] is None
             await up.stop()  # the gateway goes away
             report = await s.discover("gateway")
-            assert report["providers"][0]["error"]
+            assert report["providers"][0]["error"] == (
+                f"gateway could not be reached at {up.url('/v1/models')}: nothing is listening "
+                f"at 127.0.0.1:{up.port} (connection refused). Start the server there, or "
+                "correct gateway's base URL in the tokenGauge.providers setting."
+            )
             assert s.models_changed == 1  # only the first discovery changed anything
             assert_model((await s.models())[expected.id], expected, "gateway")
             assert any("model discovery for gateway failed" in w for w in s.warnings())
@@ -389,3 +402,82 @@ async def test_every_discovery_request_carries_the_providers_key_and_headers(tmp
     assert all(auth == f"Bearer {KEY}" and token == "proxy-token-1" for *_, auth, token in sent), (
         sent
     )
+
+
+SIZE_SOURCES = [
+    pytest.param("openai", {}, {}, ["/v1/models"], FALLBACK, id="openai-list-only"),
+    pytest.param("openai", {"preset": "vllm"}, {}, ["/v1/models"], FALLBACK, id="vllm-preset"),
+    # A LiteLLM proxy that says nothing of itself is not asked what it may not serve ...
+    pytest.param("litellm", {}, {}, ["/v1/models"], FALLBACK, id="litellm-unknown"),
+    # ... one whose list carries its headers is ...
+    pytest.param(
+        "litellm",
+        {},
+        {"x-litellm-version": "1.74.0"},
+        ["/v1/models", "/model/info"],
+        (100_000, 9_000),
+        id="litellm-by-headers",
+    ),
+    # ... and so is one with its preset.
+    pytest.param(
+        "litellm",
+        {"preset": "litellm"},
+        {},
+        ["/v1/models", "/model/info"],
+        (100_000, 9_000),
+        id="litellm-by-preset",
+    ),
+]
+
+
+@pytest.mark.parametrize(("shape", "entry", "headers", "paths", "sizes"), SIZE_SOURCES)
+async def test_only_a_litellm_proxy_is_asked_for_model_info(
+    tmp_path: Path,
+    shape: str,
+    entry: dict[str, Any],
+    headers: dict[str, str],
+    paths: list[str],
+    sizes: tuple[int, int],
+):
+    """`/model/info` of any other server is a 404 in its logs (and one more request each time)."""
+    listed = [ListedModel(id="acme-proxy-model", context_window=100_000, max_output_tokens=9_000)]
+    config = UpstreamConfig(listing=shape, models=listed, listing_headers=headers)
+    async with running_upstream(config) as up:
+        provider = {"id": "proxy", "baseUrl": up.url("/v1"), **entry}
+        async with server(options(tmp_path / "storage", [provider], [])) as s:
+            report = await s.discover("proxy")
+            assert report["providers"][0]["error"] is None
+            models = await s.models()
+        assert [request.path for request in up.requests] == paths
+        assert all(request.status == 200 for request in up.requests)
+    expected = Expected("acme-proxy-model", "acme-proxy-model", *sizes)
+    assert_model(models["acme-proxy-model"], expected, "proxy")
+
+
+async def test_a_listing_that_needs_a_v1_says_which_url_to_use(tmp_path: Path):
+    async with running_upstream(UpstreamConfig(api_root="/v1")) as up:
+        provider = {"id": "local", "baseUrl": up.base_url}
+        async with server(options(tmp_path / "storage", [provider], [])) as s:
+            report = await s.discover("local")
+    assert report["providers"][0]["error"] == (
+        f"local answered 404 Not Found at {up.url('/models')}: its base URL {up.base_url} does "
+        f"not end in /v1. Try {up.url('/v1')} as local's base URL in the tokenGauge.providers "
+        "setting."
+    )
+    assert [r.status for r in up.requests] == [404]
+
+
+async def test_a_rejected_listing_key_says_how_to_enter_another(tmp_path: Path):
+    config = UpstreamConfig()
+    config.model.require_api_key = "sk-another-key-0123456789"
+    async with running_upstream(config) as up:
+        provider = {"id": "up", "baseUrl": up.url("/v1")}
+        async with server(options(tmp_path / "storage", [provider], [])) as s:
+            report = await s.discover("up")
+            warnings = s.warnings()
+    error = report["providers"][0]["error"]
+    assert error == (
+        f"up rejected the API key at {up.url('/v1/models')} (401 Unauthorized). Run 'Token "
+        "Gauge: Set API Key' to enter a valid key for up."
+    )
+    assert any(error in warning for warning in warnings)

@@ -295,7 +295,7 @@ async def test_the_key_reaches_the_api_and_nothing_else(tmp_path: Path, capfd):
         )
         for model_id in ("gpt-4o", "claude-sonnet-4-5", "gpt-4o"):
             error = await s.fails("tokenGauge/chat", s.chat_params(model_id))
-            assert "API key for up-" in error.message
+            assert "rejected the API key" in error.message
 
         # Other 4xx bodies whose message is shown to the user.
         up.script(

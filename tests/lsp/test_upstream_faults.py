@@ -21,7 +21,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from tests.harness.fake_upstream import faults
-from tests.harness.fake_upstream.config import Fault, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.config import Fault, ListedModel, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.helpers import closed_port
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import call, plain, running_server
 from tests.lsp.chat_helpers import API_KEY, chat_options, chat_params, conversation
@@ -149,7 +150,7 @@ CASES = [
             faults.bomb(BOMB, prefix='{"error": {"message": "', status=400),
             "gpt-4o",
             "other",
-            "HTTP 400",
+            "(400 Bad Request)",
             SLACK,
         ),
         id="gzip-bomb-error-body",
@@ -227,7 +228,7 @@ CASES = [
             ),
             "gpt-4o",
             "other",
-            "HTTP 502",
+            "(502 Bad Gateway)",
             SLACK,
         ),
         id="html-502",
@@ -379,3 +380,140 @@ async def test_overflows_without_full_numbers_are_overflows(
         client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages[1:]}
     )
     assert sum(after["tokens"]) > sum(before["tokens"])  # learned: the next count is larger
+
+
+# --- errors a person can act on: each failure made for real, its whole text checked ---------
+
+
+class Person(NamedTuple):
+    client: LanguageClient
+    up: Upstream  # requires a key, serves only the models it lists, and only under /v1
+    port: int  # closed
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def person(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Person]:
+    config = UpstreamConfig(api_root="/v1")
+    config.model.require_api_key = API_KEY
+    config.model.listed_only = True
+    port = closed_port()
+    async with running_upstream(config) as up:
+        providers = {
+            "refused": f"http://127.0.0.1:{port}/v1",
+            "nowhere": "http://nonexistent.invalid/v1",
+            "tls": f"https://127.0.0.1:{up.port}/v1",
+            "nov1": up.base_url,
+            "strict": up.url("/v1"),
+        }
+        options = {
+            "storageDir": str(tmp_path_factory.mktemp("person") / "storage"),
+            "providers": [{"id": pid, "baseUrl": url} for pid, url in providers.items()],
+            "models": [
+                {"id": f"{pid}-model", "provider": pid, "contextWindow": 8_000} for pid in providers
+            ],
+            "connectTimeout": 2,
+            "maxAttempts": 1,
+        }
+        async with running_server(options) as client:
+            yield Person(client, up, port)
+
+
+async def chat_error(client: LanguageClient, model_id: str, **extra: Any) -> str:
+    with pytest.raises(JsonRpcException) as caught:
+        await call(client, "tokenGauge/chat", chat_params(model_id, conversation(), **extra))
+    assert API_KEY not in caught.value.message
+    return caught.value.message
+
+
+SETTING = "in the tokenGauge.providers setting"
+
+
+async def test_nothing_listening(person: Person):
+    url = f"http://127.0.0.1:{person.port}/v1/chat/completions"
+    assert await chat_error(person.client, "refused-model") == (
+        f"refused could not be reached at {url}: nothing is listening at 127.0.0.1:{person.port} "
+        f"(connection refused). Start the server there, or correct refused's base URL {SETTING}."
+    )
+
+
+async def test_a_host_name_that_does_not_resolve(person: Person):
+    url = "http://nonexistent.invalid/v1/chat/completions"
+    assert await chat_error(person.client, "nowhere-model") == (
+        f"nowhere could not be reached at {url}: the host name nonexistent.invalid was not "
+        f"found. Check the host name in nowhere's base URL {SETTING}, and your network "
+        "connection."
+    )
+
+
+async def test_tls_to_a_server_without_it(person: Person):
+    url = f"https://127.0.0.1:{person.up.port}/v1/chat/completions"
+    message = await chat_error(person.client, "tls-model")
+    assert message.startswith(
+        f"tls could not be reached at {url}: the TLS handshake with 127.0.0.1:{person.up.port} "
+        "failed ("
+    )
+    assert message.endswith(
+        f"). If the server speaks plain HTTP, use http:// in tls's base URL {SETTING}."
+    )
+
+
+async def test_a_base_url_without_v1(person: Person):
+    base = person.up.base_url
+    assert await chat_error(person.client, "nov1-model") == (
+        f"nov1 answered 404 Not Found at {base}/chat/completions: its base URL {base} does not "
+        f"end in /v1. Try {base}/v1 as nov1's base URL {SETTING}."
+    )
+
+
+async def test_a_rejected_key(person: Person):
+    url = person.up.url("/v1/chat/completions")
+    message = await chat_error(person.client, "strict-model", credentials={"apiKey": "sk-old"})
+    assert message == (
+        f"strict rejected the API key at {url} (401 Unauthorized). Run 'Token Gauge: Set API "
+        "Key' to enter a valid key for strict."
+    )
+
+
+async def test_a_model_the_provider_does_not_serve(person: Person):
+    url = person.up.url("/v1/chat/completions")
+    assert await chat_error(person.client, "strict-model") == (
+        f"strict has no model named strict-model at {url} (404 Not Found) (it said: The model "
+        "`strict-model` does not exist or you do not have access to it). Choose another model, "
+        "or check the model id strict expects."
+    )
+
+
+async def test_a_rate_limit_with_its_wait(person: Person):
+    person.up.config.models = [ListedModel(id="strict-model")]
+    person.up.script(Scripted(status=429, headers={"retry-after": "20"}))
+    url = person.up.url("/v1/chat/completions")
+    try:
+        message = await chat_error(person.client, "strict-model")
+    finally:
+        person.up.reset(config=True)
+    assert message == (
+        f"strict is limiting requests at {url} (429 Too Many Requests) and asks to wait 20 s (it "
+        "said: google/gemini-2.0-flash-exp:free is temporarily rate-limited upstream. Please "
+        "retry shortly, or add your own key to accumulate your rate limits: "
+        "https://openrouter.ai/settings/integrations). Wait 20 s before sending again; if it "
+        "keeps happening, check your plan's limits with strict."
+    )
+
+
+async def test_a_proxy_that_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The server process inherits the proxy of the environment VS Code was started with."""
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = closed_port()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy}")
+    async with running_upstream(UpstreamConfig()) as up:
+        options = chat_options(str(tmp_path / "storage"), up.base_url, maxAttempts=1)
+        async with running_server(options) as client:
+            message = await chat_error(client, "gpt-4o")
+        assert up.requests == []
+    url = up.url("/v1/chat/completions")
+    assert message == (
+        f"up-openai could not be reached at {url}: the proxy 127.0.0.1:{proxy} failed (connection "
+        "refused). Check that proxy, or the HTTPS_PROXY, HTTP_PROXY and NO_PROXY environment "
+        "variables VS Code was started with."
+    )

@@ -31,9 +31,12 @@ from tokengauge.lsp.stdio import serve_stdio
 from tokengauge.messages import InvalidInput, structure, unstructure
 from tokengauge.models.catalog import UnknownModelError
 from tokengauge.protocol import (
+    AddProviderParams,
+    AddProviderResult,
     ChatParams,
     ChatPart,
     ChatPartParams,
+    CheckKeyParams,
     CountTokensParams,
     DiscoverModelsParams,
     DiscoverModelsResult,
@@ -44,8 +47,9 @@ from tokengauge.protocol import (
     Status,
     WarmCountsParams,
 )
-from tokengauge.settings import ServerSettings, parse_settings
-from tokengauge.upstream.discovery import discover_providers
+from tokengauge.settings import ServerSettings, parse_provider, parse_settings
+from tokengauge.upstream import key_check
+from tokengauge.upstream.discovery import discover_providers, list_provider
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.retry import RetryPolicy
 
@@ -297,6 +301,25 @@ def create_server() -> TokenGaugeServer:
             for listing in listings
         ]
         return unstructure(DiscoverModelsResult(reports))
+
+    @server.feature(protocol.ADD_PROVIDER)
+    async def add_provider(ls: TokenGaugeServer, params: Any) -> Any:
+        with invalid_params():
+            request = params_as(params, AddProviderParams)
+            entry = parse_provider(request.provider, "params.provider", managed=True)
+            provider = ls.gauge.add_provider(entry)
+        listing = await list_provider(ls.chats.client, provider, request.api_key)
+        if listing.models is not None:  # no modelsChanged: VS Code is asking for them already
+            ls.gauge.apply_discovery(provider.id, listing.models)
+        models = [ls.gauge.model_info(m) for m in ls.gauge.catalog if m.provider.id == provider.id]
+        return unstructure(AddProviderResult(provider.id, models, listing.error))
+
+    @server.feature(protocol.CHECK_KEY)
+    async def check_key(ls: TokenGaugeServer, params: Any) -> Any:
+        with invalid_params():
+            request = params_as(params, CheckKeyParams)
+            provider = ls.gauge.provider(request.provider_id)
+        return unstructure(await key_check.check_key(ls.chats.client, provider, request.api_key))
 
     @server.feature(protocol.CHAT)
     async def chat(ls: TokenGaugeServer, params: Any) -> Any:

@@ -28,6 +28,8 @@ from tokengauge.upstream.openai_request import (
 )
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
+from tokengauge.upstream.presets import auth_of
+from tokengauge.upstream.request_body import merged_headers
 from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
@@ -81,26 +83,32 @@ def check_api_key(provider: ProviderSettings, api_key: str) -> None:
     """`InvalidInput` if the key cannot travel in an HTTP header (which takes printable ASCII)."""
     for position, character in enumerate(api_key):
         if not " " <= character <= "~":
+            where = (
+                "update its API key in Manage Models"
+                if provider.managed
+                else "run 'Token Gauge: Set API Key' to enter it again"
+            )
             raise InvalidInput(
-                f"the API key for {provider.id} has a character an HTTP header cannot carry "
-                f"(position {position + 1}); run 'tokengauge: Set API Key' to enter it again"
+                f"The API key for {provider.id} has a character an HTTP header cannot carry "
+                f"(position {position + 1}). Please {where}."
             )
 
 
 def provider_headers(provider: ProviderSettings, api_key: str | None) -> dict[str, str]:
-    """HTTP headers for a provider: its extra headers plus the key where its API wants it;
-    `InvalidInput` for a key no header can carry."""
+    """HTTP headers for a provider: its extra headers plus the key where its API wants it
+    (its preset says where); `InvalidInput` for a key no header can carry."""
     if api_key:
         check_api_key(provider, api_key)
+    auth = auth_of(provider)
     if provider.dialect == "anthropic":
-        return anthropic_headers(api_key or "", provider.headers)
-    if (urlsplit(provider.base_url).hostname or "").endswith(".openai.azure.com"):
-        # Azure OpenAI takes the key in `api-key`, not as a bearer token.
-        return {
-            **openai_headers(None, provider.headers),
-            **({"api-key": api_key} if api_key else {}),
-        }
-    return openai_headers(api_key, provider.headers)
+        base = anthropic_headers("", provider.headers)
+    else:
+        base = openai_headers(None, provider.headers)
+    if not api_key:
+        return base
+    if auth == "bearer":
+        return merged_headers(base, {"Authorization": f"Bearer {api_key}"})
+    return merged_headers(base, {auth: api_key})
 
 
 def dialect_for(model: ModelSpec) -> Dialect:

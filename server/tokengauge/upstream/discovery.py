@@ -1,11 +1,13 @@
 """Model discovery: what a provider serves and, where its API says, each model's window.
 
-`GET {baseUrl}/models` for every OpenAI-compatible provider, reading the sizes the gateways add
-(OpenRouter `context_length` and `top_provider`, Vercel AI Gateway `context_window`/`max_tokens`,
-LiteLLM-style `max_input_tokens`). Ollama's `/api/show` gives `<arch>.context_length`; a LiteLLM
-proxy's `/model/info` gives `max_input_tokens`. `discover_providers` asks every provider with
-`discover` on, each with its own key; a failure is logged and reported with its reason, never
-raised: discovery only adds to configuration, it never blocks a chat.
+`GET {baseUrl}/models` for every provider, reading the sizes the gateways add (OpenRouter
+`context_length` and `top_provider`, Vercel AI Gateway `context_window`/`max_tokens`,
+LiteLLM-style `max_input_tokens`). Only where the list lacks sizes, and only of the servers that
+have them: Ollama's `/api/show` gives `<arch>.context_length`, a LiteLLM proxy's `/model/info`
+gives `max_input_tokens` (other servers answer those paths with 404s in their logs).
+`discover_providers` asks every provider of settings with `discover` on, each with its own key;
+a failure is logged and reported in words a person can act on, never raised: discovery only adds
+to configuration, it never blocks a chat.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import DiscoveredModel
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.dialects import provider_headers
-from tokengauge.upstream.errors import UpstreamError
+from tokengauge.upstream.errors import StreamStalled, UpstreamError
+from tokengauge.upstream.explain import explain
 from tokengauge.upstream.http import get_json, join_url, server_root, timeouts_of
+from tokengauge.upstream.presets import preset_of
 from tokengauge.upstream.redact import redact
 
 log = logging.getLogger(__name__)
 
-OLLAMA_PORT = 11434
 OLLAMA_SHOW_CONCURRENCY = 4
 
 
@@ -105,11 +108,20 @@ def litellm_sizes(payload: Any) -> dict[str, DiscoveredModel]:
     return found
 
 
-def is_ollama(provider: ProviderSettings) -> bool:
-    """Ollama by name or by its default port."""
-    return (
-        provider.id.lower().startswith("ollama") or urlsplit(provider.base_url).port == OLLAMA_PORT
-    )
+def models_url(provider: ProviderSettings) -> str:
+    """Where the provider lists its models (Anthropic's base URL may lack its `/v1`)."""
+    if provider.dialect == "anthropic" and not _ends_in_v1(provider.base_url):
+        return join_url(provider.base_url, "v1/models")
+    return join_url(provider.base_url, "models")
+
+
+def _ends_in_v1(url: str) -> bool:
+    return urlsplit(url).path.rstrip("/").endswith("/v1")
+
+
+def is_litellm(headers: Mapping[str, str]) -> bool:
+    """A LiteLLM proxy's answer: it carries an `x-litellm-*` header."""
+    return any(name.lower().startswith("x-litellm-") for name in headers)
 
 
 async def _fill_from_ollama(
@@ -129,10 +141,10 @@ async def _fill_from_ollama(
                     body={"model": model.id},
                     headers=headers,
                 )
-            except (httpx.HTTPError, UpstreamError) as exc:
+            except UpstreamError as exc:
                 log.debug("ollama /api/show %s failed: %s", model.id, exc)
                 return model
-        return attrs.evolve(model, context_window=ollama_context_length(show))
+        return attrs.evolve(model, context_window=ollama_context_length(show.data))
 
     return list(await asyncio.gather(*(fill(model) for model in models)))
 
@@ -141,11 +153,11 @@ async def _fill_from_litellm(
     client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
 ) -> list[DiscoveredModel]:
     try:
-        sizes = litellm_sizes(
-            await get_json(client, "GET", join_url(root, "model/info"), headers=headers)
-        )
-    except (httpx.HTTPError, UpstreamError):
-        return models  # not a LiteLLM proxy
+        answer = await get_json(client, "GET", join_url(root, "model/info"), headers=headers)
+    except UpstreamError as exc:
+        log.debug("LiteLLM /model/info failed: %s", exc)
+        return models
+    sizes = litellm_sizes(answer.data)
     return [
         attrs.evolve(
             model,
@@ -161,20 +173,25 @@ async def _fill_from_litellm(
 async def discover_models(
     client: httpx.AsyncClient, provider: ProviderSettings, headers: Mapping[str, str]
 ) -> list[DiscoveredModel]:
-    """List the provider's models with their sizes; raises `httpx.HTTPError` / `UpstreamError`."""
-    url = join_url(provider.base_url, "models" if provider.dialect == "openai" else "v1/models")
-    payload = await get_json(client, "GET", url, headers=headers)
+    """List the provider's models with their sizes (`upstream.errors` says what may fail):
+    Ollama's `/api/show` fills in windows for an Ollama, `/model/info` for a LiteLLM proxy
+    (by its preset, or by the `x-litellm-*` headers of its list), nobody else is asked."""
+    answer = await get_json(client, "GET", models_url(provider), headers=headers)
+    payload = answer.data
     if not isinstance(payload, list) and not (
         isinstance(payload, Mapping) and isinstance(payload.get("data"), list)
     ):
-        raise UpstreamError(f"{url} did not answer with a model list")
+        raise UpstreamError("the answer is not a model list")
     models = parse_models_list(payload)
+    if all(model.context_window is not None for model in models):
+        return models
+    preset = preset_of(provider)
+    sizing = preset.sizing if preset is not None else "plain"
     root = server_root(provider.base_url)
-    if any(model.context_window is None for model in models):
-        if is_ollama(provider):
-            models = await _fill_from_ollama(client, root, headers, models)
-        else:
-            models = await _fill_from_litellm(client, root, headers, models)
+    if sizing == "ollama":
+        return await _fill_from_ollama(client, root, headers, models)
+    if sizing == "litellm" or is_litellm(answer.headers):
+        return await _fill_from_litellm(client, root, headers, models)
     return models
 
 
@@ -187,34 +204,42 @@ class Listing:
     error: str | None = None
 
 
+async def list_provider(
+    client: httpx.AsyncClient, provider: ProviderSettings, key: str | None
+) -> Listing:
+    """Ask one provider for its models with `key`; a failure is logged and said in words."""
+    url = models_url(provider)
+    limit = timeouts_of(client).listing
+    try:
+        models = await asyncio.wait_for(
+            discover_models(client, provider, provider_headers(provider, key)), limit
+        )
+    except asyncio.TimeoutError:
+        stalled = StreamStalled(f"did not list its models within {limit:g} s")
+        reason = explain(provider, url, stalled)
+    except InvalidInput as exc:
+        reason = str(exc)
+    except UpstreamError as exc:
+        reason = redact(explain(provider, url, exc, key_sent=bool(key)), key)
+    else:
+        sized = sum(1 for model in models if model.context_window)
+        log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)
+        return Listing(provider.id, models)
+    log.warning(
+        "model discovery for %s failed: %s Using the configured models.", provider.id, reason
+    )
+    return Listing(provider.id, error=reason)
+
+
 async def discover_providers(
     client: httpx.AsyncClient,
     providers: Iterable[ProviderSettings],
     keys: Mapping[str, str | None],
 ) -> list[Listing]:
-    """Ask each provider with `discover` on, with its key from `keys` (by provider id)."""
-    listings: list[Listing] = []
-    for provider in providers:
-        if not provider.discover:
-            continue
-        key = keys.get(provider.id)
-        limit = timeouts_of(client).listing
-        reason: str | None = None
-        try:
-            models = await asyncio.wait_for(
-                discover_models(client, provider, provider_headers(provider, key)), limit
-            )
-        except asyncio.TimeoutError:
-            reason = f"no complete answer within {limit:g} s"
-        except (httpx.HTTPError, UpstreamError, InvalidInput) as exc:
-            reason = redact(f"{type(exc).__name__}: {exc}", key)
-        if reason is not None:
-            log.warning(
-                "model discovery for %s failed (%s); using configured models", provider.id, reason
-            )
-            listings.append(Listing(provider.id, error=reason))
-            continue
-        sized = sum(1 for model in models if model.context_window)
-        log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)
-        listings.append(Listing(provider.id, models))
-    return listings
+    """Ask each provider of settings with `discover` on, with its key from `keys` (by provider
+    id); Manage Models' providers are asked when they are added (`list_provider`)."""
+    return [
+        await list_provider(client, provider, keys.get(provider.id))
+        for provider in providers
+        if provider.discover and not provider.managed
+    ]

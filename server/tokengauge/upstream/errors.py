@@ -1,4 +1,5 @@
-"""What can go wrong talking to an API, as exceptions the chat loop tells apart."""
+"""What can go wrong talking to an API, as exceptions the chat loop tells apart (and
+`upstream.explain` puts in words a person can act on)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from tokengauge.upstream.retry import retry_after_seconds, should_retry_header
 
 
 class UpstreamError(Exception):
-    """Anything that went wrong talking to the API."""
+    """Anything that went wrong talking to the API; the message says what the API did wrong."""
 
 
 class HttpStatusError(UpstreamError):
@@ -23,14 +24,28 @@ class HttpStatusError(UpstreamError):
 
 
 class ConnectionFailed(UpstreamError):
-    """The connection could not be made or broke before the response was complete."""
+    """The connection could not be made or broke before the response was complete; the httpx
+    error that says why is its `__cause__` (none: the stream just ended early)."""
 
 
 class StreamStalled(UpstreamError):
     """The API sent nothing useful for longer than the idle timeout, or took longer in all than
-    the response timeout."""
+    the response timeout. The message is what the API did (`stopped sending data for 120 s`);
+    `setting` names the timeout that ran out, if a person may raise it."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 class RedirectRefused(UpstreamError):
     """The API redirected to another origin (where the key and the conversation must not go), or
-    in circles."""
+    in circles; `target` is the other origin, if that was it."""
+
+    def __init__(self, message: str, target: str | None = None) -> None:
+        super().__init__(message)
+        self.target = target
+
+
+class InvalidUrl(UpstreamError):
+    """The provider's base URL makes no valid URL."""

@@ -32,6 +32,7 @@ from tokengauge.counting.text import LONE_SURROGATE
 from tokengauge.upstream.errors import (
     ConnectionFailed,
     HttpStatusError,
+    InvalidUrl,
     RedirectRefused,
     StreamStalled,
     UpstreamError,
@@ -116,14 +117,16 @@ def _build(
     headers: Mapping[str, str] | httpx.Headers,
     content: bytes | None,
 ) -> httpx.Request:
-    """The request, or `UpstreamError` when the provider's baseUrl makes no valid URL."""
+    """The request, or `InvalidUrl` when the provider's baseUrl makes no valid URL."""
     try:
         request = client.build_request(method, url, headers=headers, content=content)
     except httpx.InvalidURL as exc:
-        raise UpstreamError(f"{url!r} is not a valid URL ({exc}): check the baseUrl") from None
+        raise InvalidUrl(str(exc)) from None
+    if request.url.scheme not in ("http", "https") or not request.url.host:
+        raise InvalidUrl("it must start with http:// or https:// and name a host")
     port = request.url.port
     if port is not None and not 0 < port < 65536:
-        raise UpstreamError(f"{url!r} is not a valid URL (port {port}): check the baseUrl")
+        raise InvalidUrl(f"port {port} is out of range")
     return request
 
 
@@ -150,26 +153,22 @@ async def send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Respo
         await response.aclose()
         if not _may_follow(request.url, target.url):
             where = f"{target.url.scheme}://{target.url.netloc.decode('ascii', 'replace')}"
-            raise RedirectRefused(
-                f"the API redirected to another address ({where}); tokengauge sends neither your "
-                "key nor the conversation there. If that address is right, make it the "
-                "provider's baseUrl."
-            )
+            raise RedirectRefused(f"redirected to another address ({where})", where)
         request = target
-    raise RedirectRefused(f"the API redirected more than {MAX_REDIRECTS} times")
+    raise RedirectRefused(f"redirected more than {MAX_REDIRECTS} times")
 
 
 @contextlib.contextmanager
-def _translated() -> Iterator[None]:
-    """httpx's and httpx-sse's exceptions as `UpstreamError`s."""
+def _translated(timeouts: Timeouts) -> Iterator[None]:
+    """httpx's and httpx-sse's exceptions as `UpstreamError`s (the httpx one as the cause)."""
     try:
         yield
     except httpx.ReadTimeout as exc:
-        raise StreamStalled("the API stopped sending data") from exc
+        raise StreamStalled(f"stopped sending data for {timeouts.idle:g} s", "idleTimeout") from exc
     except SSEError as exc:
         raise UpstreamError(f"the API did not answer with an event stream ({exc})") from exc
     except (httpx.TransportError, httpx.StreamError) as exc:
-        raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise ConnectionFailed(str(exc)) from exc
 
 
 @contextlib.asynccontextmanager
@@ -182,13 +181,15 @@ async def open_sse(
     request_headers.update(_with_json_type(headers))
     request = _build(client, "POST", url, request_headers, json_body(body))
     deadline = time.monotonic() + timeouts.response
-    with _translated():
+    with _translated(timeouts):
         try:
             response = await asyncio.wait_for(send(client, request), timeouts.response)
         except asyncio.TimeoutError:
-            raise StreamStalled(f"the API did not answer within {timeouts.response:g} s") from None
+            raise StreamStalled(
+                f"did not answer within {timeouts.response:g} s", "responseTimeout"
+            ) from None
     try:
-        with _translated():
+        with _translated(timeouts):
             if response.status_code >= 400:
                 text = await read_head(response, ERROR_BODY_LIMIT)
                 raise HttpStatusError(
@@ -199,6 +200,14 @@ async def open_sse(
         await response.aclose()
 
 
+@attrs.frozen
+class JsonAnswer:
+    """A JSON answer and the response headers it came with."""
+
+    data: Any
+    headers: httpx.Headers
+
+
 async def get_json(
     client: httpx.AsyncClient,
     method: str,
@@ -206,25 +215,32 @@ async def get_json(
     *,
     headers: Mapping[str, str],
     body: Any = None,
-) -> Any:
+) -> JsonAnswer:
     """One JSON answer (a model list), at most `LISTING_LIMIT` bytes, parsed strictly.
 
-    Raises `httpx.HTTPStatusError` for an error status, `UpstreamError` for what the API did
-    wrong (a redirect elsewhere, a body too large or not JSON), `httpx.HTTPError` otherwise.
+    Raises `HttpStatusError` for an error status, `ConnectionFailed` / `StreamStalled` when the
+    API cannot be reached or stops, `UpstreamError` for what the API did wrong (a redirect
+    elsewhere, a body too large or not JSON).
     """
+    timeouts = timeouts_of(client)
     content = None if body is None else json_body(body)
     request_headers = headers if body is None else _with_json_type(headers)
     request = _build(client, method, url, request_headers, content)
-    response = await send(client, request)
+    with _translated(timeouts):
+        response = await send(client, request)
+        try:
+            if response.status_code >= 400:
+                text = await read_head(response, ERROR_BODY_LIMIT)
+                raise HttpStatusError(
+                    response.status_code, text.decode("utf-8", errors="replace"), response.headers
+                )
+            data = await read_whole(response, LISTING_LIMIT)
+        finally:
+            await response.aclose()
     try:
-        response.raise_for_status()
-        data = await read_whole(response, LISTING_LIMIT)
-    finally:
-        await response.aclose()
-    try:
-        return jsontext.parse(data)
+        return JsonAnswer(jsontext.parse(data), response.headers)
     except jsontext.JsonSyntaxError as exc:
-        raise UpstreamError(f"{url} did not answer with JSON: {exc}") from None
+        raise UpstreamError(f"the answer is not JSON: {exc}") from None
 
 
 async def drain(events: AsyncIterator[ServerSentEvent], seconds: float = DRAIN_SECONDS) -> None:

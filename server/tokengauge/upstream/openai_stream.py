@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 DONE = "[DONE]"
 RESPONSES_API = (
-    "the API answered with an OpenAI Responses API stream, which tokengauge does not read; "
+    "the API answered with an OpenAI Responses API stream, which Token Gauge does not read; "
     "point the provider at an OpenAI-compatible Chat Completions API (/v1/chat/completions)"
 )
 

@@ -44,7 +44,7 @@ class Decoder:
             self._head = b""
         elif name not in ("", "identity"):
             raise UpstreamError(
-                f"the API compressed its answer as {content_encoding!r}, which tokengauge did not "
+                f"the API compressed its answer as {content_encoding!r}, which Token Gauge did not "
                 f"ask for (it accepts {ACCEPT_ENCODING})"
             )
 

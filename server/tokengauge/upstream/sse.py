@@ -70,9 +70,11 @@ class Progress:
         """`StreamStalled` if the stream is past its deadline or idle too long."""
         now = time.monotonic()
         if now > self.deadline:
-            raise StreamStalled("the response took longer than the response timeout")
+            raise StreamStalled(
+                "was still sending when the response timeout ran out", "responseTimeout"
+            )
         if now - self.last > self.idle:
-            raise StreamStalled(f"the API sent only keep-alives for {self.idle:g} s")
+            raise StreamStalled(f"sent only keep-alives for {self.idle:g} s", "idleTimeout")
 
 
 _EVENT_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n", b"\r\n\n")

@@ -63,6 +63,7 @@ class ModelBehavior:
     response_model: str | None = None  # model name in responses; None echoes the request's
     cached_prompt_tokens: int = 0  # reported as cache read (Anthropic) / cached_tokens (OpenAI)
     require_api_key: str | None = None  # set: wrong/missing key gets the 401 fixture body
+    listed_only: bool = False  # a model not in the listing gets the API's 404 "no such model"
 
 
 @dataclass
@@ -147,6 +148,11 @@ class UpstreamConfig:
     reply: Reply = field(default_factory=Reply)
     script: list[Scripted] = field(default_factory=list)
     listing_answer: Scripted | None = None  # answers the model listing routes instead, if set
+    # Set (e.g. "/v1"): the API (chat, messages, model lists, OpenRouter's key) answers only under
+    # this path, elsewhere 404 as OpenAI does; Ollama's /api/* and LiteLLM's /model/info stay at
+    # the root.
+    api_root: str | None = None
+    listing_headers: dict[str, str] = field(default_factory=dict)  # e.g. x-litellm-version
 
     def __post_init__(self) -> None:
         if self.listing not in LISTING_SHAPES:

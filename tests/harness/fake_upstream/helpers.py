@@ -1,8 +1,9 @@
-"""Helpers for tests that talk to the upstream: a strict little SSE parser."""
+"""Helpers for tests that talk to the upstream: a strict little SSE parser, a closed port."""
 
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,3 +54,11 @@ def messages_body(**extra: Any) -> dict[str, Any]:
     """An Anthropic streaming request."""
     body = {"model": "claude-test", "max_tokens": 100, "stream": True, "system": "Be brief."}
     return {**body, "messages": [{"role": "user", "content": USER}], **extra}
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound for a moment, then let go)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port

@@ -9,6 +9,9 @@
   ``model_info["<arch>.context_length"]``); ``GET …/models`` answers in the OpenAI shape
 - ``litellm``: ``GET …/model/info`` → ``{"data": [{model_name, model_info: {max_input_tokens,
   max_output_tokens, …}}]}``; ``GET …/models`` answers in the OpenAI shape
+
+OpenRouter also answers ``GET …/key`` (the key's own record, ``key_record``): its model list is
+public, the key record is the cheap request that needs a key.
 """
 
 from __future__ import annotations
@@ -171,3 +174,19 @@ def _litellm(m: ListedModel) -> dict[str, Any]:
 
 
 _MODELS = {"anthropic": _anthropic, "openrouter": _openrouter, "vercel": _vercel}
+
+
+def key_record(presented: str) -> dict[str, Any]:
+    """OpenRouter's ``GET /api/v1/key`` answer for a key it knows (HAND, its documented shape)."""
+    label = f"{presented[:12]}...{presented[-3:]}"
+    return {
+        "data": {
+            "label": label,
+            "limit": None,
+            "usage": 0,
+            "is_free_tier": False,
+            "limit_remaining": None,
+            "is_provisioning_key": False,
+            "rate_limit": {"requests": 20, "interval": "10s"},
+        }
+    }

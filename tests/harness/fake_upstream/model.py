@@ -162,14 +162,46 @@ def unauthorized_body(dialect: str, presented: str) -> dict[str, Any]:
     """401 body: Anthropic's real fixture; OpenAI's well-known shape (HAND, key redacted)."""
     if dialect == "anthropic":
         return dict(json.loads(load("error-anthropic-401-invalid-api-key.json").data))
-    shown = (
-        f"{presented[:3]}{'*' * max(len(presented) - 7, 0)}{presented[-4:]}" if presented else ""
-    )
+    if not presented:
+        message = (
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). You "
+            "can obtain an API key from https://platform.openai.com/account/api-keys."
+        )
+        return {"error": {**_openai(message, "", "")["error"], "param": None, "code": None}}
+    shown = f"{presented[:3]}{'*' * max(len(presented) - 7, 0)}{presented[-4:]}"
     message = (
         f"Incorrect API key provided: {shown}. You can find your API key at "
         "https://platform.openai.com/account/api-keys."
     )
     return {"error": {**_openai(message, "", "invalid_api_key")["error"], "param": None}}
+
+
+def no_such_model_body(dialect: str, model: str, rid: str) -> dict[str, Any]:
+    """The 404 for a model the API does not serve (HAND, the well-known shapes)."""
+    if dialect == "anthropic":
+        error = {"type": "not_found_error", "message": f"model: {model}"}
+        return {"type": "error", "error": error, "request_id": rid}
+    message = f"The model `{model}` does not exist or you do not have access to it."
+    return {"error": {**_openai(message, "", "model_not_found")["error"], "param": None}}
+
+
+def openrouter_unauthorized_body(presented: str) -> dict[str, Any]:
+    """OpenRouter's 401 (HAND, from its documented error shape): no key, or one it does not
+    know."""
+    message = "User not found." if presented else "No auth credentials found"
+    return {"error": {"message": message, "code": 401}}
+
+
+def invalid_url_body(method: str, path: str) -> dict[str, Any]:
+    """OpenAI's 404 for a path it does not serve (HAND), e.g. a base URL without its /v1."""
+    return {
+        "error": {
+            **_openai(f"Invalid URL ({method} {path})", "", "")["error"],
+            "param": None,
+            "code": None,
+        }
+    }
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,13 @@ from aiohttp import web
 
 from tests.harness.fake_upstream.config import ModelBehavior, Reply, Scripted
 from tests.harness.fake_upstream.faults import apply_event_faults, error_for_status, send_stream
-from tests.harness.fake_upstream.listings import listing
+from tests.harness.fake_upstream.listings import key_record, listing
 from tests.harness.fake_upstream.model import (
     count_prompt,
+    invalid_url_body,
     limit_error,
+    no_such_model_body,
+    openrouter_unauthorized_body,
     plan_reply,
     requested_max_tokens,
     unauthorized_body,
@@ -42,21 +45,28 @@ async def dispatch(
         status = request.query.get("status")
         item = Scripted(fixture=parts[2], status=int(status) if status else None)
         return await send_fixed(up, request, record, item, None)
+    if _outside_root(up, record):
+        return _json(404, invalid_url_body(request.method, request.path))
     if record.route in ("chat", "messages"):
         return await _model(
             up, request, record, "openai" if record.route == "chat" else "anthropic"
         )
-    if record.route == "models" and up.config.listing_answer is not None:
+    if record.route in ("models", "key") and up.config.listing_answer is not None:
         return await send_fixed(up, request, record, up.config.listing_answer, "listing")
     body = record.json if isinstance(record.json, dict) else {}
     if record.route == "count_tokens":
         count = count_prompt(body, "anthropic", up.config.model)
         return web.json_response({"input_tokens": count.total})
+    if record.route in ("models", "key"):
+        refused = _listing_unauthorized(up, request, record)
+        if refused is not None:
+            return refused
+    if record.route == "key" and up.config.listing == "openrouter":
+        return web.json_response(key_record(_api_key(request, "openai") or ""))
     answer = listing(up.config.listing, request.method, request.path, body, up.config.models)
     if answer is not None:
-        return web.json_response(answer[1], status=answer[0])
-    error = {"message": f"no route for {request.method} {request.path}", "type": "not_found"}
-    return web.json_response({"error": error}, status=404)
+        return web.json_response(answer[1], status=answer[0], headers=up.config.listing_headers)
+    return _json(404, invalid_url_body(request.method, request.path))
 
 
 async def send_fixed(
@@ -112,6 +122,8 @@ async def _model(
         presented = _api_key(request, dialect)
         if presented != behavior.require_api_key:
             return _json(401, unauthorized_body(dialect, presented or ""))
+    if behavior.listed_only and body.get("model") not in {m.id for m in up.config.models}:
+        return _json(404, no_such_model_body(dialect, str(body.get("model")), rid))
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
@@ -174,7 +186,37 @@ def route_of(method: str, path: str) -> str:
         return "messages"
     if path.endswith(("/models", "/model/info", "/api/tags", "/api/show")):
         return "models"
+    if method == "GET" and path.endswith("/key"):
+        return "key"
     return "other"
+
+
+def _outside_root(up: Upstream, record: RecordedRequest) -> bool:
+    """A request for the API outside ``api_root`` (where a real API has nothing)."""
+    root = up.config.api_root
+    if root is None or record.route not in ("chat", "messages", "count_tokens", "models", "key"):
+        return False
+    if record.route == "models" and not record.path.endswith("/models"):
+        return False  # Ollama's /api/* and LiteLLM's /model/info live at the server's root
+    return not record.path.startswith(root.rstrip("/") + "/")
+
+
+def _listing_unauthorized(
+    up: Upstream, request: web.Request, record: RecordedRequest
+) -> web.Response | None:
+    """The 401 of a listing or key request without the key ``require_api_key`` asks for; an
+    OpenRouter key record always needs a key, its model list never does."""
+    shape = up.config.listing
+    dialect = "anthropic" if shape == "anthropic" else "openai"
+    presented = _api_key(request, dialect) or ""
+    expected = up.config.model.require_api_key
+    if shape == "openrouter":
+        if record.route == "models" or (presented and expected in (None, presented)):
+            return None
+        return _json(401, openrouter_unauthorized_body(presented))
+    if expected is None or presented == expected:
+        return None
+    return _json(401, unauthorized_body(dialect, presented))
 
 
 def _json(status: int, body: dict[str, Any]) -> web.Response:

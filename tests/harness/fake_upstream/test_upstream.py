@@ -445,3 +445,108 @@ async def test_connection_close_is_honoured(upstream: Upstream, http: httpx.Asyn
         assert (await http.post("/v1/chat/completions", json=chat())).status_code == 200
     first, second, third = (r.peer for r in upstream.model_requests)
     assert first == second != third and third
+
+
+async def test_api_root_answers_only_under_it(upstream: Upstream, http: httpx.AsyncClient) -> None:
+    upstream.config.api_root = "/v1"
+    outside = await http.post("/chat/completions", json=chat())
+    listed = await http.get("/models")
+    assert (outside.status_code, listed.status_code) == (404, 404)
+    assert outside.json()["error"]["message"] == "Invalid URL (POST /chat/completions)"
+    assert (await http.post("/v1/chat/completions", json=chat())).status_code == 200
+    assert (await http.get("/v1/models")).status_code == 200
+
+
+async def test_an_unknown_path_is_openais_invalid_url(http: httpx.AsyncClient) -> None:
+    response = await http.get("/v1/model/info")  # only a LiteLLM proxy serves this
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": {
+            "message": "Invalid URL (GET /v1/model/info)",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("shape", "headers", "status", "needle"),
+    [
+        pytest.param("openai", {}, 401, "You didn't provide an API key.", id="openai-no-key"),
+        pytest.param(
+            "openai", {"Authorization": "Bearer sk-bad00"}, 401, "sk-*ad00.", id="openai-bad-key"
+        ),
+        pytest.param(
+            "openai", {"Authorization": "Bearer sk-good"}, 200, '"object": "list"', id="openai"
+        ),
+        pytest.param(
+            "anthropic", {"x-api-key": "sk-bad"}, 401, "invalid x-api-key", id="anthropic"
+        ),
+        pytest.param("openrouter", {}, 200, "top_provider", id="openrouter-public-list"),
+    ],
+)
+async def test_listings_ask_for_the_key_as_the_real_ones_do(
+    shape: str, headers: dict[str, str], status: int, needle: str
+) -> None:
+    config = UpstreamConfig(listing=shape, models=MODELS)
+    config.model.require_api_key = "sk-good"
+    async with running_upstream(config) as up, httpx.AsyncClient(base_url=up.base_url) as http:
+        response = await http.get("/v1/models", headers=headers)
+    assert response.status_code == status and needle in response.text
+
+
+@pytest.mark.parametrize(
+    ("required", "presented", "status", "needle"),
+    [
+        pytest.param(None, None, 401, "No auth credentials found", id="no-key"),
+        pytest.param("sk-or-v1-good0000", "sk-or-v1-bad00000", 401, "User not found.", id="bad"),
+        pytest.param(None, "sk-or-v1-any000000", 200, '"label": "sk-or-v1-any...000"', id="any"),
+    ],
+)
+async def test_openrouter_key_record(
+    required: str | None, presented: str | None, status: int, needle: str
+) -> None:
+    config = UpstreamConfig(listing="openrouter", models=MODELS)
+    config.model.require_api_key = required
+    headers = {"Authorization": f"Bearer {presented}"} if presented else {}
+    async with running_upstream(config) as up, httpx.AsyncClient(base_url=up.base_url) as http:
+        response = await http.get("/api/v1/key", headers=headers)
+        assert up.last.route == "key"
+    assert response.status_code == status and needle in json.dumps(response.json())
+
+
+async def test_listing_headers_go_with_listings_only(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    upstream.config.listing_headers = {"x-litellm-version": "1.74.0"}
+    assert (await http.get("/v1/models")).headers["x-litellm-version"] == "1.74.0"
+    chat_answer = await http.post("/v1/chat/completions", json=chat())
+    assert "x-litellm-version" not in chat_answer.headers
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "needle"),
+    [
+        pytest.param(
+            "/v1/chat/completions",
+            chat(model="gpt-9"),
+            "The model `gpt-9` does not exist",
+            id="openai",
+        ),
+        pytest.param(
+            "/v1/messages",
+            messages_body(model="claude-9"),
+            '"message": "model: claude-9"',
+            id="anthropic",
+        ),
+    ],
+)
+async def test_a_model_not_listed_is_not_found_when_asked(
+    upstream: Upstream, http: httpx.AsyncClient, path: str, body: dict[str, Any], needle: str
+) -> None:
+    upstream.config.model.listed_only = True
+    response = await http.post(path, json=body)
+    assert response.status_code == 404 and needle in json.dumps(response.json())
+    listed = {**body, "model": "test-model"}
+    assert (await http.post(path, json=listed)).status_code == 200

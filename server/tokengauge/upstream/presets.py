@@ -1,0 +1,149 @@
+"""The APIs tokengauge knows by name: a provider entry's `preset` and what it stands for.
+
+A preset gives an entry its dialect and base URL (the entry's own win), and says how the API
+takes its key (`Authorization: Bearer`, Anthropic's `x-api-key`, Azure's `api-key`), whether it
+needs one, which cheap request checks a key (the model list; OpenRouter's `GET /key`, since its
+model list needs no key) and how its models are sized (the list alone, Ollama's `/api/show`, a
+LiteLLM proxy's `/model/info`). An entry without a preset is recognised as before: Azure by its
+host, Ollama by its id or port, and OpenRouter by its host.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Final, Literal
+from urllib.parse import urlsplit
+
+import attrs
+
+from tokengauge.messages import InvalidInput
+from tokengauge.settings import Dialect, ProviderSettings
+
+log = logging.getLogger(__name__)
+
+Auth = Literal["bearer", "x-api-key", "api-key"]
+KeyCheck = Literal["models", "key"]
+Sizing = Literal["plain", "ollama", "litellm"]
+OLLAMA_PORT: Final = 11434
+
+
+@attrs.frozen
+class Preset:
+    """One API by name."""
+
+    id: str
+    label: str
+    """The name a person knows it by."""
+    dialect: Dialect
+    base_url: str | None
+    """None: the entry must give its own (each Azure resource and other server has its own)."""
+    auth: Auth
+    """How the key travels: `Authorization: Bearer`, `x-api-key` or `api-key`."""
+    needs_key: bool
+    key_check: KeyCheck = "models"
+    """The cheap request that checks a key: `GET {base}/models`, or `GET {base}/key`."""
+    sizing: Sizing = "plain"
+    """Where model windows come from besides the list: nowhere, `/api/show`, `/model/info`."""
+
+
+PRESETS: Final = {
+    preset.id: preset
+    for preset in (
+        Preset("openai", "OpenAI", "openai", "https://api.openai.com/v1", "bearer", True),
+        Preset(
+            "anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", "x-api-key", True
+        ),
+        Preset(
+            "openrouter",
+            "OpenRouter",
+            "openai",
+            "https://openrouter.ai/api/v1",
+            "bearer",
+            True,
+            key_check="key",
+        ),
+        Preset("azure-openai", "Azure OpenAI", "openai", None, "api-key", True),
+        Preset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1", "bearer", True),
+        Preset("groq", "Groq", "openai", "https://api.groq.com/openai/v1", "bearer", True),
+        Preset(
+            "ollama",
+            "Ollama",
+            "openai",
+            "http://localhost:11434/v1",
+            "bearer",
+            False,
+            sizing="ollama",
+        ),
+        Preset("lmstudio", "LM Studio", "openai", "http://localhost:1234/v1", "bearer", False),
+        Preset("vllm", "vLLM", "openai", "http://localhost:8000/v1", "bearer", False),
+        Preset("llamacpp", "llama.cpp", "openai", "http://localhost:8080/v1", "bearer", False),
+        Preset(
+            "litellm",
+            "LiteLLM proxy",
+            "openai",
+            "http://localhost:4000/v1",
+            "bearer",
+            True,
+            sizing="litellm",
+        ),
+        Preset("openai-compatible", "Other OpenAI-compatible API", "openai", None, "bearer", False),
+    )
+}
+
+
+def resolve(provider: ProviderSettings) -> ProviderSettings:
+    """The entry with its preset's dialect and base URL where it gives none (dialect `openai`
+    without a preset); `InvalidInput` for an unknown preset or a base URL nobody gave."""
+    if provider.preset is None:
+        return attrs.evolve(provider, dialect=provider.dialect or "openai")
+    preset = PRESETS.get(provider.preset)
+    if preset is None:
+        known = ", ".join(PRESETS)
+        raise InvalidInput(
+            f"provider {provider.id}: unknown preset {provider.preset!r} (known: {known})"
+        )
+    base_url = provider.base_url or preset.base_url
+    if not base_url:
+        raise InvalidInput(
+            f"provider {provider.id}: preset {preset.id!r} ({preset.label}) needs a baseUrl"
+        )
+    return attrs.evolve(provider, dialect=provider.dialect or preset.dialect, base_url=base_url)
+
+
+def resolve_all(providers: Iterable[ProviderSettings]) -> tuple[ProviderSettings, ...]:
+    """Every entry resolved; one that cannot be is logged and left out."""
+    resolved = []
+    for provider in providers:
+        try:
+            resolved.append(resolve(provider))
+        except InvalidInput as exc:
+            log.warning("%s: entry ignored", exc)
+    return tuple(resolved)
+
+
+def preset_of(provider: ProviderSettings) -> Preset | None:
+    """The entry's preset, or the one its address or id shows (Azure and OpenRouter by host,
+    Ollama by id or port), or None."""
+    if provider.preset is not None:
+        return PRESETS.get(provider.preset)
+    try:
+        url = urlsplit(provider.base_url)
+        host, port = url.hostname or "", url.port
+    except ValueError:  # a bad port: the requests will say so
+        host, port = "", None
+    if host.endswith(".openai.azure.com"):
+        return PRESETS["azure-openai"]
+    if host == "openrouter.ai":
+        return PRESETS["openrouter"]
+    if provider.id.lower().startswith("ollama") or port == OLLAMA_PORT:
+        return PRESETS["ollama"]
+    return None
+
+
+def auth_of(provider: ProviderSettings) -> Auth:
+    """How the provider takes its key."""
+    preset = preset_of(provider)
+    if preset is not None:
+        return preset.auth
+    return "x-api-key" if provider.dialect == "anthropic" else "bearer"
