@@ -37,7 +37,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         { companions: companionStrings },
     );
     const recorder = new CountRecorder();
-    const provider = new TokenGaugeProvider(server, keys, memo, recorder, stateCache(context.globalState), log);
+    const provider = new TokenGaugeProvider(server, keys, memo, recorder, stateCache(context.globalState), log, presets);
 
     server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
     server.onNotification(Notifications.status, (params) => statusBar.update(params));

@@ -1,11 +1,12 @@
 /**
  * Providers configured in VS Code's own UI (Chat: Manage Language Models → Add Models → Token
  * Gauge). VS Code keeps each one (a "group": its name, and the values of the manifest's
- * `configuration`, the API key in its secret storage) and hands its configuration to
- * `provideLanguageModelChatInformation`; the group's name is the provider's id.
+ * `configuration`, the API key in its secret storage) and hands its values, not its name, to
+ * `provideLanguageModelChatInformation`; the provider is named after its API and address.
  */
 
 import { PlainError } from './errors';
+import { Preset } from './presets';
 import { ProviderEntry } from './protocol';
 
 /** What the Add Models form asks for (package.json `languageModelChatProviders[].configuration`). */
@@ -44,4 +45,52 @@ export function groupProvider(group: string, configuration: GroupConfiguration):
         ...(baseUrl ? { baseUrl } : {}),
         headers: parseHeaders(configuration.headers),
     };
+}
+
+/** The provider's name for a group: the API's label, and the host when it is not the usual one. */
+export function groupName(configuration: GroupConfiguration, presets: Preset[]): string {
+    const preset = presets.find((p) => p.id === configuration.preset);
+    const label = preset?.label ?? configuration.preset ?? 'API';
+    const url = configuration.baseUrl?.trim();
+    if (!url || url === preset?.baseUrl) {
+        return label;
+    }
+    try {
+        return `${label} at ${new URL(url).host}`;
+    } catch {
+        return `${label} at ${url}`;
+    }
+}
+
+/**
+ * The groups seen this session: each a provider id and its key. Two groups with the same API and
+ * address but different keys get `name (2)`, `name (3)`, in the order VS Code asks for them.
+ */
+export class Groups {
+    private readonly keys = new Map<string, string | undefined>();
+
+    /** The provider id for a group with these values (its key remembered for its chats). */
+    bind(configuration: GroupConfiguration, presets: Preset[]): string {
+        const name = groupName(configuration, presets);
+        const key = configuration.apiKey || undefined;
+        for (let n = 1; ; n++) {
+            const id = n === 1 ? name : `${name} (${n})`;
+            if (!this.keys.has(id) || this.keys.get(id) === key) {
+                this.keys.set(id, key);
+                return id;
+            }
+        }
+    }
+
+    has(providerId: string): boolean {
+        return this.keys.has(providerId);
+    }
+
+    key(providerId: string): string | undefined {
+        return this.keys.get(providerId);
+    }
+
+    get ids(): string[] {
+        return [...this.keys.keys()];
+    }
 }

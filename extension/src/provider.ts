@@ -10,7 +10,8 @@ import { ApiKeys } from './apiKeys';
 import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
 import { plain, PlainError } from './errors';
-import { GroupConfiguration, groupProvider } from './groups';
+import { GroupConfiguration, groupProvider, Groups } from './groups';
+import { Preset } from './presets';
 import {
     ChatPartParams,
     CountInput,
@@ -36,10 +37,9 @@ export interface CountObserver {
 
 type PartListener = (part: StreamPart) => void;
 
-/** VS Code 1.139's options (newer than the 1.104 typings): a Manage Models group and its values. */
+/** VS Code 1.139's options (newer than the 1.104 typings): a Manage Models group's values, if any. */
 interface InformationOptions {
     silent: boolean;
-    group?: string;
     configuration?: GroupConfiguration;
 }
 
@@ -59,7 +59,7 @@ export function stateCache(state: vscode.Memento): ModelCache {
     };
 }
 
-function toInformation(m: ModelInfo): vscode.LanguageModelChatInformation {
+function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChatInformation {
     return {
         id: m.id,
         name: m.name,
@@ -68,7 +68,8 @@ function toInformation(m: ModelInfo): vscode.LanguageModelChatInformation {
         maxInputTokens: m.maxInputTokens,
         maxOutputTokens: m.maxOutputTokens,
         tooltip: m.tooltip,
-        detail: m.detail,
+        // A group's models: VS Code shows the group's name (the user's name for the provider).
+        detail: inGroup ? undefined : m.detail,
         capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
         // Not in the 1.104 typings; VS Code 1.139 reads it (the user's own key and API).
         isBYOK: m.isByok,
@@ -81,8 +82,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly listeners = new Map<string, PartListener>();
     /** Each offered model's provider id. */
     private readonly providers = new Map<string, string>();
-    /** The API key of each provider configured in Manage Models (VS Code hands it over with the group). */
-    private readonly groupKeys = new Map<string, string | undefined>();
+    /** The providers configured in Manage Models, with their keys (VS Code hands them over). */
+    private readonly groups = new Groups();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
     /** When models were first offered after activation, and from where (the startup figures). */
@@ -95,11 +96,12 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         private readonly observer: CountObserver,
         private readonly cache: ModelCache,
         private readonly log: vscode.LogOutputChannel,
+        private readonly presets: Preset[],
     ) {}
 
     /** The ids of the providers configured in Manage Models so far this session. */
     get groupProviderIds(): string[] {
-        return [...this.groupKeys.keys()];
+        return this.groups.ids;
     }
 
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
@@ -145,14 +147,13 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         options: vscode.PrepareLanguageModelChatModelOptions,
         token: vscode.CancellationToken,
     ): Promise<vscode.LanguageModelChatInformation[]> {
-        const { group, configuration } = options as InformationOptions;
+        const { configuration } = options as InformationOptions;
+        const group = configuration && this.groups.bind(configuration, this.presets);
         const source = group ?? '';
-        if (group !== undefined) {
-            this.groupKeys.set(group, configuration?.apiKey || undefined);
-        }
         // While the server starts, the last session's list (VS Code asks again once it runs).
         const running = this.server.isRunning;
         const models = running ? await this.listModels(group, configuration ?? {}, token) : (this.cache.get(source) ?? []);
+        this.log.debug(`${group ?? 'settings'}: ${models.length} models offered${running ? '' : ' (from the last session)'}`);
         this.cache.set(source, models);
         if (models.length && !this.firstModels) {
             this.firstModels = { at: Date.now(), count: models.length, from: running ? 'server' : 'cache' };
@@ -160,7 +161,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         for (const m of models) {
             this.providers.set(m.id, m.providerId);
         }
-        return models.map(toInformation);
+        return models.map((m) => toInformation(m, group !== undefined));
     }
 
     /** The settings' models (`group` undefined), or a Manage Models group's. */
@@ -172,7 +173,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         try {
             if (group === undefined) {
                 const models = await this.server.request(Methods.models, {}, token);
-                return models.filter((m) => !this.groupKeys.has(m.providerId));
+                return models.filter((m) => !this.groups.has(m.providerId));
             }
             const added = await this.server.request(
                 Methods.addProvider,
@@ -235,7 +236,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
 
     /** A provider's key: from its Manage Models group, else from the secret storage. */
     private async apiKey(providerId: string): Promise<string | undefined> {
-        return this.groupKeys.has(providerId) ? this.groupKeys.get(providerId) : this.keys.get(providerId);
+        return this.groups.has(providerId) ? this.groups.key(providerId) : this.keys.get(providerId);
     }
 
     provideTokenCount(

@@ -35,6 +35,7 @@ async function notifications() {
   const vscode = require('vscode');
   await vscode.commands.executeCommand('notifications.showList');
   const [texts] = await ui([{ read: '.notifications-center .notification-list-item-message' }]);
+  await vscode.commands.executeCommand('notifications.hideList');
   return texts;
 }
 

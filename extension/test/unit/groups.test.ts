@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { groupProvider, parseHeaders } from '../../src/groups';
+import { groupName, groupProvider, Groups, parseHeaders } from '../../src/groups';
 import { readPresets } from '../../src/presets';
 
 void test('reads extra headers written as Name: value pairs', () => {
@@ -48,4 +48,31 @@ void test('the manifest\'s presets: labels, default URLs, and which need a URL o
     assert.equal(byId.get('ollama')?.local, true);
     assert.equal(byId.get('lmstudio')?.baseUrl, 'http://localhost:1234/v1');
     assert.equal(presets.length, 12);
+});
+
+void test('a group is named after its API, and its host when that is not the usual one', () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, '../../../../package.json'), 'utf8')) as unknown;
+    const presets = readPresets(manifest);
+    assert.equal(groupName({ preset: 'openrouter' }, presets), 'OpenRouter');
+    assert.equal(groupName({ preset: 'openai', baseUrl: 'https://api.openai.com/v1' }, presets), 'OpenAI');
+    assert.equal(
+        groupName({ preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' }, presets),
+        'Other OpenAI-compatible API at 127.0.0.1:8080',
+    );
+});
+
+void test('groups with the same name and different keys are told apart, stably', () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, '../../../../package.json'), 'utf8')) as unknown;
+    const presets = readPresets(manifest);
+    const groups = new Groups();
+    const first = { preset: 'openrouter', apiKey: 'sk-a' };
+    const second = { preset: 'openrouter', apiKey: 'sk-b' };
+    assert.equal(groups.bind(first, presets), 'OpenRouter');
+    assert.equal(groups.bind(second, presets), 'OpenRouter (2)');
+    // VS Code asks again (every listing): the same names, the same keys.
+    assert.equal(groups.bind(first, presets), 'OpenRouter');
+    assert.equal(groups.bind(second, presets), 'OpenRouter (2)');
+    assert.equal(groups.key('OpenRouter (2)'), 'sk-b');
+    assert.ok(groups.has('OpenRouter') && !groups.has('OpenAI'));
+    assert.deepEqual(groups.ids, ['OpenRouter', 'OpenRouter (2)']);
 });

@@ -54,7 +54,8 @@ describe('a first run, in the workbench', function () {
     it('says what to do when there is nothing to offer', async () => {
         const text = await toast('Token Gauge has no models to offer yet');
         assert.match(text, /Add a provider with your API key/);
-        await ui([{ shot: 'first-run' }]);
+        await vscode.commands.executeCommand('notifications.showList');
+        await ui([{ wait: 300 }, { shot: 'first-run' }]);
         await vscode.commands.executeCommand('notifications.hideList');
     });
 
@@ -94,7 +95,7 @@ describe('a first run, in the workbench', function () {
             const [texts] = await ui([{ read: '.models-table-container, .monaco-list' }]);
             return texts.find((t) => /rejected the API key/.test(t));
         });
-        assert.doesNotMatch(status, /sk-wrong-key-000|Error:|at /);
+        assert.doesNotMatch(status, /sk-wrong-key-000|Error:|\n\s+at /);
         await ui([{ shot: 'manage-models-rejected-key' }]);
     });
 
@@ -118,7 +119,8 @@ describe('a first run, in the workbench', function () {
         await ui([{ waitText: 'API key for openai-compatible' }, { type: 'sk-wrong-key-000' }, { press: 'Enter' }]);
         const text = await toast('rejected');
         assert.doesNotMatch(text, /sk-wrong-key-000/);
-        await ui([{ shot: 'set-api-key-rejected' }]);
+        await vscode.commands.executeCommand('notifications.showList');
+        await ui([{ wait: 300 }, { shot: 'set-api-key-rejected' }]);
         await vscode.commands.executeCommand('notifications.hideList');
         await vscode.commands.executeCommand('tokenGauge.setApiKey', 'openai-compatible', KEY);
         void done;
