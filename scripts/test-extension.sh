@@ -76,8 +76,8 @@ ui_settings() {  # a first run: no provider configured, Copilot Chat signed out 
 JSON
 }
 envjson() {  # the extension host's environment for suite $1 (its upstream: $2, default the shared one)
-    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_UI_KEY": "%s", "TG_HOST_TEST_GREP": "%s"}' \
-        "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$UI_KEY" "${TG_HOST_TEST_GREP:-}"
+    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_UI_KEY": "%s", "TG_UI_PROFILE": "%s", "TG_HOST_TEST_GREP": "%s"}' \
+        "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$UI_KEY" "$WORK/ui-profile" "${TG_HOST_TEST_GREP:-}"
 }
 
 passed=0; failed=0; status=0

@@ -4,6 +4,8 @@
 // added in Manage Models come back with their keys.
 'use strict';
 const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
 const vscode = require('vscode');
 const { ui } = require('../ui');
 
@@ -57,5 +59,21 @@ describe('the window reloaded', function () {
         let text = '';
         for await (const part of response.text) text += part;
         assert.match(text, /^ok: after the reload/);
+    });
+
+    it('never writes an API key to settings, Token Gauge\'s storage or the logs', () => {
+        const keys = [process.env.TG_UI_KEY, 'sk-wrong-key-000'];
+        const found = [];
+        const scan = (dir) => {
+            for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+                const file = path.join(dir, entry.name);
+                if (entry.isDirectory()) scan(file);
+                else if (keys.some((k) => fs.readFileSync(file).includes(k))) found.push(file);
+            }
+        };
+        // The profile's user data and logs; the browser keeps VS Code's secret storage (encrypted) apart.
+        scan(path.join(process.env.TG_UI_PROFILE, 'User'));
+        scan(path.join(process.env.TG_UI_PROFILE, 'logs'));
+        assert.deepStrictEqual(found, []);
     });
 });
