@@ -25,16 +25,18 @@ async function until(what, probe, ms = 30000) {
 describe('the window reloaded', function () {
     this.timeout(60000);
 
-    it('offers the models at once, from the last session, while the server starts', async () => {
+    it('offers the models at once, from the last session, and a chat sent while the server starts waits for it', async () => {
         await vscode.extensions.getExtension('tokengauge.tokengauge').activate();
-        const startup = await until('models offered', async () => {
-            const figures = api().diagnostics.startup();
-            return figures.modelsMs !== undefined && figures.serverMs !== undefined && figures;
-        });
+        const [model] = await until('models offered', () => vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' }).then((m) => m.length && m));
+        const sentBeforeServer = api().diagnostics.startup().serverMs === undefined;
+        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('sent at once')], {});
+        let text = '';
+        for await (const part of response.text) text += part;
+        const startup = api().diagnostics.startup();
         console.log(`startup: activation → models ${startup.modelsMs} ms (${startup.modelsFrom}), activation → server ${startup.serverMs} ms`);
         assert.strictEqual(startup.modelsFrom, 'cache');
-        const models = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' });
-        assert.strictEqual(models.length, 1);
+        assert.ok(sentBeforeServer, 'the chat was sent after the server was up: nothing was proven');
+        assert.match(text, /^ok: sent at once/);
     });
 
     it('shows the last conversation request in the status bar, from the ledger', async () => {
