@@ -86,7 +86,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     // After every (re)start, tell VS Code the models may have changed, list them and warm the memo.
     let firstRun = true;
     server.onRunning(() => {
-        provider.refresh();
+        provider.onServerRunning();
         void discover().then(async () => {
             if (firstRun && provider.groupProviderIds.length === 0 && (await modelCount()) === 0) {
                 await welcome(context.globalState, presets, readSettings().providers);

@@ -67,30 +67,36 @@ export function groupName(configuration: GroupConfiguration, presets: Preset[]):
  * address but different keys get `name (2)`, `name (3)`, in the order VS Code asks for them.
  */
 export class Groups {
-    private readonly keys = new Map<string, string | undefined>();
+    private readonly values = new Map<string, GroupConfiguration>();
 
-    /** The provider id for a group with these values (its key remembered for its chats). */
+    /** The provider id for a group with these values (remembered for its chats). */
     bind(configuration: GroupConfiguration, presets: Preset[]): string {
         const name = groupName(configuration, presets);
         const key = configuration.apiKey || undefined;
         for (let n = 1; ; n++) {
             const id = n === 1 ? name : `${name} (${n})`;
-            if (!this.keys.has(id) || this.keys.get(id) === key) {
-                this.keys.set(id, key);
+            const bound = this.values.get(id);
+            if (!bound || (bound.apiKey || undefined) === key) {
+                this.values.set(id, configuration);
                 return id;
             }
         }
     }
 
     has(providerId: string): boolean {
-        return this.keys.has(providerId);
+        return this.values.has(providerId);
+    }
+
+    /** The group's values as VS Code last handed them over. */
+    configuration(providerId: string): GroupConfiguration | undefined {
+        return this.values.get(providerId);
     }
 
     key(providerId: string): string | undefined {
-        return this.keys.get(providerId);
+        return this.values.get(providerId)?.apiKey || undefined;
     }
 
     get ids(): string[] {
-        return [...this.keys.keys()];
+        return [...this.values.keys()];
     }
 }

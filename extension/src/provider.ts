@@ -13,6 +13,7 @@ import { plain, PlainError } from './errors';
 import { GroupConfiguration, groupProvider, Groups } from './groups';
 import { Preset } from './presets';
 import {
+    AddedProvider,
     ChatPartParams,
     CountInput,
     DiscoveryReport,
@@ -84,6 +85,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly providers = new Map<string, string>();
     /** The providers configured in Manage Models, with their keys (VS Code hands them over). */
     private readonly groups = new Groups();
+    /** Each group's `addProvider` with the running server (a new server knows none). */
+    private registrations = new Map<string, { values: string; added: Promise<AddedProvider> }>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
     /** When models were first offered after activation, and from where (the startup figures). */
@@ -107,6 +110,30 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
     refresh(): void {
         this.changed.fire();
+    }
+
+    /** A server (re)started: it knows no Manage Models provider yet; VS Code asks for the models again. */
+    onServerRunning(): void {
+        this.registrations.clear();
+        this.refresh();
+    }
+
+    /** Tell the running server about a Manage Models provider, once per server and set of values. */
+    private register(group: string, configuration: GroupConfiguration): Promise<AddedProvider> {
+        const params = { provider: groupProvider(group, configuration), apiKey: configuration.apiKey || null };
+        const values = JSON.stringify(params);
+        const known = this.registrations.get(group);
+        if (known?.values === values) {
+            return known.added;
+        }
+        const added = this.server.request(Methods.addProvider, params);
+        this.registrations.set(group, { values, added });
+        added.catch(() => {
+            if (this.registrations.get(group)?.added === added) {
+                this.registrations.delete(group);
+            }
+        });
+        return added;
     }
 
     /** Fill the count memo with the strings the server remembers (Copilot's tool schemas). */
@@ -175,11 +202,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
                 const models = await this.server.request(Methods.models, {}, token);
                 return models.filter((m) => !this.groups.has(m.providerId));
             }
-            const added = await this.server.request(
-                Methods.addProvider,
-                { provider: groupProvider(group, configuration), apiKey: configuration.apiKey || null },
-                token,
-            );
+            const added = await this.register(group, configuration);
             if (added.error !== null) {
                 this.log.warn(`${group}: ${added.error}`);
                 if (added.models.length === 0) {
@@ -203,6 +226,13 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     ): Promise<void> {
         const requestId = randomUUID();
         const providerId = this.providers.get(model.id);
+        const group = providerId !== undefined ? this.groups.configuration(providerId) : undefined;
+        if (providerId !== undefined && group !== undefined) {
+            // A chat right after a (re)start may come before VS Code listed the group's models again.
+            await this.register(providerId, group).catch((error: unknown) => {
+                throw plain(error);
+            });
+        }
         const apiKey = providerId ? await this.apiKey(providerId) : undefined;
         this.listeners.set(requestId, (part) => report(progress, part));
         const converted = messages.map(toMessage);
