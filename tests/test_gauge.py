@@ -1,18 +1,26 @@
-"""Gauge: which request the status bar follows."""
+"""Gauge: which request the status bar follows, and what it shows."""
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
+
+import pytest
 
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, TextPart, Tool, Usage
 from tokengauge.protocol import RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.status import compact
 
 SETTINGS = ServerSettings(
     providers=(ProviderSettings(id="test"),),
-    models=(ModelSettings(id="gpt-4o", provider="test"),),
+    models=(
+        ModelSettings(id="gpt-4o", provider="test"),
+        ModelSettings(id="claude-sonnet-4-5", provider="test"),
+    ),
 )
 TOOLS = [Tool("read_file", "Read a file.", {"type": "object"})]
 
@@ -25,21 +33,101 @@ def user(text: str) -> Message:
     return Message(role="user", content=[TextPart(text)])
 
 
-def test_copilots_helper_requests_do_not_replace_the_conversation(tmp_path: Path):
+def report(
+    gauge: Gauge, messages: list[Message], tools: list[Tool], tokens: int, model: str = "gpt-4o"
+) -> None:
+    gauge.record_usage(RecordUsageParams(model, messages, Usage(tokens, 10), tools))
+
+
+AGENT = [system("You are an expert AI programming assistant."), user("review this " * 50)]
+
+
+def test_copilots_helper_requests_do_not_move_the_status(tmp_path: Path):
     gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
 
-    def report(messages: list[Message], tools: list[Tool], tokens: int) -> int | None:
-        gauge.record_usage(RecordUsageParams("gpt-4o", messages, Usage(tokens, 10), tools))
-        return gauge.last.input_tokens if gauge.last else None
+    def shown(messages: list[Message], tools: list[Tool], tokens: int) -> str:
+        report(gauge, messages, tools, tokens)
+        return gauge.status().text
 
-    agent = [system("You are an expert AI programming assistant."), user("review this " * 50)]
-    assert report(agent, TOOLS, 900) == 900
-    # A chat title and a summary: no tools, a system prompt of their own.
-    assert report([system("You write short titles."), user("title please")], [], 60) == 900
-    summary = [system("Summarize the conversation."), user("history " * 40), user("go")]
-    assert report(summary, [], 300) == 900
-    # The same conversation without tools (ask mode), or a request with no system prompt (another
-    # extension's plain request): the status follows them.
-    assert report([*agent, user("and now?")], [], 950) == 950
-    assert report(agent, TOOLS, 910) == 910
-    assert report([user("status please")], [], 40) == 40
+    assert shown(AGENT, TOOLS, 900).startswith("$(pulse) 900 / 128k")
+    # A chat title: no tools, two messages. A lone question without tools: one message.
+    assert shown([system("You write short titles."), user("title please")], [], 60).startswith(
+        "$(pulse) 900 /"
+    )
+    assert shown([user("status please")], [], 40).startswith("$(pulse) 900 /")
+    # Three messages without tools (ask mode, a summary) are a conversation; so is any request
+    # with tools, however short.
+    assert shown([*AGENT, user("and now?")], [], 950).startswith("$(pulse) 950 /")
+    assert shown([user("go")], TOOLS, 910).startswith("$(pulse) 910 /")
+
+
+def test_helper_requests_are_still_recorded_in_usage(tmp_path: Path):
+    """...in the ledger's history and as the dashboard's latest request; not on the status."""
+    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    report(gauge, AGENT, TOOLS, 900)
+    report(gauge, [system("You write short titles."), user("title please")], [], 60)
+    assert [r["inputTokens"] for r in gauge.ledger.recent_usage()] == [900, 60]
+    dashboard = gauge.usage_report()
+    assert dashboard.latest is not None and dashboard.latest.input_tokens == 60
+    assert dashboard.status is not None and dashboard.status.text.startswith("$(pulse) 900 /")
+
+
+def test_no_history_says_how_many_models_are_ready(tmp_path: Path):
+    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    status = gauge.status()
+    assert status.text == "$(pulse) 2 models ready"
+    assert "GPT-4o, Claude Sonnet 4.5" in status.tooltip
+    # A helper request alone leaves it so.
+    report(gauge, [system("You write short titles."), user("title please")], [], 60)
+    assert gauge.status().text == "$(pulse) 2 models ready"
+
+
+def test_the_window_is_the_one_vs_code_shows(tmp_path: Path):
+    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    report(gauge, AGENT, TOOLS, 100_000, model="claude-sonnet-4-5")
+    info = next(m for m in gauge.models() if m.id == "claude-sonnet-4-5")
+    window = info.max_input_tokens + info.max_output_tokens
+    status = gauge.status()
+    assert status.text == f"$(pulse) 100k / {compact(window)} · {round(100_000 / window * 100)}%"
+    budget = f"of the input budget ({compact(info.max_input_tokens)}): "
+    assert f"100k {budget}{round(100_000 / info.max_input_tokens * 100)}%" in status.tooltip
+    # 100k is 50% of the 200k window but 54% of the 184k budget: severity follows the budget.
+    assert status.severity == "info"
+    report(gauge, AGENT, TOOLS, 140_000, model="claude-sonnet-4-5")
+    assert gauge.status().text.endswith("· 70%")
+    assert gauge.status().severity == "warning"  # 76% of the budget
+
+
+def test_the_tooltip_shows_the_correction_factors_the_log_printed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    estimate = gauge.estimate(gauge.model("claude-sonnet-4-5"), AGENT, TOOLS)
+    with caplog.at_level(logging.INFO, logger="tokengauge"):
+        report(gauge, AGENT, TOOLS, round(estimate.raw_total * 1.3), model="claude-sonnet-4-5")
+    logged = re.search(r"ratios text (\S+), CJK (\S+), tools ([^;]+);", caplog.text)
+    assert logged is not None
+    assert float(logged[1]) != pytest.approx(estimate.ratios["text"])  # it learned something
+    text, cjk, tools = logged.groups()
+    assert f"text {text}, CJK text {cjk}, tool definitions {tools}" in gauge.status().tooltip, (
+        gauge.status().tooltip
+    )
+
+
+def test_a_new_session_starts_from_the_last_conversation(tmp_path: Path):
+    first = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    report(first, AGENT, TOOLS, 18_400, model="claude-sonnet-4-5")
+    report(first, [system("You write short titles."), user("title please")], [], 60)
+    first.ledger.close()
+
+    second = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
+    status = second.status()
+    assert status.text.startswith("$(pulse) 18.4k / 200k · 9%")
+    assert status.tooltip.startswith("**Claude Sonnet 4.5** — last request (in an earlier session)")
+    assert "| output | 10 |" in status.tooltip
+    second.ledger.close()
+
+    # A model no longer offered: back to the models ready.
+    gone = ServerSettings(providers=SETTINGS.providers, models=SETTINGS.models[:1])
+    third = Gauge(gone, Ledger(tmp_path / "ledger"))
+    assert third.status().text == "$(pulse) 1 model ready"

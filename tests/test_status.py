@@ -7,7 +7,14 @@ import pytest
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
 from tokengauge.protocol import Status
-from tokengauge.status import compact, render_status, severity_for
+from tokengauge.status import (
+    Figures,
+    LastConversation,
+    compact,
+    ready_status,
+    render_status,
+    severity_for,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,19 +69,24 @@ def test_severity_thresholds(fill: float, severity: str) -> None:
         pytest.param(1, 0, "error", id="no-budget"),
     ],
 )
-def test_render_status_severity(used: int, max_input: int, severity: str) -> None:
-    assert render_status("m", used, max_input).severity == severity
+def test_severity_follows_the_input_budget_not_the_window(
+    used: int, max_input: int, severity: str
+) -> None:
+    # The window is twice the budget: the text's percentage is half the budget's fill.
+    status = render_status(Figures("m", used, max_input, 2 * max_input))
+    assert status.severity == severity
 
 
-def test_render_status_text() -> None:
-    status = render_status("GPT-4o", 41_234, 120_000)
+def test_text_is_the_used_tokens_over_the_window_vs_code_shows() -> None:
+    # maxInputTokens 28.7k + maxOutputTokens 4.3k: VS Code's widget shows a 33k window.
+    status = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000))
     assert isinstance(status, Status)
-    assert status.text == "$(pulse) 41.2k / 120k · 34%"
+    assert status.text == "$(pulse) 18.4k / 33k · 56%"
     assert status.severity == "info"
 
 
 @pytest.mark.parametrize(
-    ("used", "max_input", "text"),
+    ("used", "window", "text"),
     [
         pytest.param(0, 111_616, "$(pulse) 0 / 112k · 0%", id="empty"),
         pytest.param(950, 1000, "$(pulse) 950 / 1k · 95%", id="small"),
@@ -82,18 +94,26 @@ def test_render_status_text() -> None:
         pytest.param(150_000, 100_000, "$(pulse) 150k / 100k · 150%", id="over"),
     ],
 )
-def test_render_status_text_table(used: int, max_input: int, text: str) -> None:
-    assert render_status("m", used, max_input).text == text
+def test_render_status_text_table(used: int, window: int, text: str) -> None:
+    assert render_status(Figures("m", used, window // 2, window)).text == text
 
 
-def test_tooltip_without_estimate() -> None:
-    tooltip = render_status("GPT-4o", 41_234, 120_000).tooltip
-    assert "**GPT-4o**" in tooltip
-    assert "| **input (API)** | **41,234** |" in tooltip
-    assert "| input budget | 120,000 |" in tooltip
-    assert "| system |" not in tooltip
+def test_tooltip_labels_both_figures() -> None:
+    tooltip = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000)).tooltip
+    assert tooltip.startswith("**GPT-4o** — last request\n")
+    assert "| **input, as the API counted it** | **18,400** |" in tooltip
+    assert "18.4k of the model's window (33k = 28.7k input + 4.3k output): 56%" in tooltip
+    assert "18.4k of the input budget (28.7k): 64%" in tooltip
+    assert "| system prompt |" not in tooltip
     assert "| output |" not in tooltip
-    assert "API ÷ tiktoken" not in tooltip
+    assert "Correction factors" not in tooltip
+
+
+def test_tooltip_of_an_earlier_session() -> None:
+    status = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512), earlier=True)
+    assert status.tooltip.startswith("**GPT-4o** — last request (in an earlier session)\n")
+    assert "| output | 512 |" in status.tooltip
+    assert status.text == "$(pulse) 18.4k / 33k · 56%"
 
 
 def test_tooltip_rows_per_category() -> None:
@@ -110,29 +130,96 @@ def test_tooltip_rows_per_category() -> None:
         digests=("a", "b", "c", "d"),
         walk=ToolWalk(tools=3, json=5_000),
     )
-    ratios = {"text": 1.0412, "cjk": 0.75, "tools": 1.1, "message": 4.2, "fixed": 3.0}
+    # The ratios the estimate was made with (before the response) are not those shown: the
+    # tooltip shows the factors in use now, the ones the log printed after learning.
+    before = {"text": 1.0, "cjk": 1.0, "tools": 1.0, "message": 3.0, "fixed": 3.0}
+    now = {"text": 1.0704, "cjk": 0.75, "tools": 1.1, "message": 4.2, "fixed": 3.0}
     estimate = RequestEstimate(
-        tools=5_250, fixed=3, messages=messages, features=features, ratios=ratios
+        tools=5_250, fixed=3, messages=messages, features=features, ratios=before
     )
     message_total = 1_200 + 30_500 + 2_345
     total = 3_150 + 5_250 + 3 + message_total
 
-    status = render_status("Claude Sonnet 4.5", 41_234, 120_000, estimate, output_tokens=812)
+    figures = Figures("Claude Sonnet 4.5", 41_234, 120_000, 128_000, output_tokens=812)
+    status = render_status(figures, estimate, now)
     tooltip = status.tooltip
     lines = tooltip.splitlines()
 
-    assert lines[0].startswith("**Claude Sonnet 4.5**")
-    assert "| system | 3,150 |" in lines
-    assert "| tools | 5,250 |" in lines
-    assert f"| messages (3, 2 from API actuals) | {message_total:,} |" in lines
+    assert lines[0] == "**Claude Sonnet 4.5** — last request"
+    assert "| system prompt | 3,150 |" in lines
+    assert "| tool definitions | 5,250 |" in lines
+    assert f"| messages (3, 2 counted by the API before) | {message_total:,} |" in lines
     assert f"| our estimate | {total:,} |" in lines
-    assert "| **input (API)** | **41,234** |" in lines
+    assert "| **input, as the API counted it** | **41,234** |" in lines
     assert "| output | 812 |" in lines
-    assert "| input budget | 120,000 |" in lines
-    assert "| request overhead | 3 |" in lines
-    assert "| API ÷ tiktoken: text, CJK, tools | 1.041, 0.750, 1.100 |" in lines
-    assert "| overhead per message, per request | 4.2, 3.0 |" in lines
-    # A well-formed markdown table: a header, its separator, then only table rows.
-    table = lines[lines.index("| | tokens |") :]
-    assert table[1] == "|---|---:|"
-    assert all(line.startswith("|") and line.endswith("|") for line in table)
+    assert "| overhead per request | 3 |" in lines
+    assert (
+        "Correction factors (measured ÷ estimated): text 1.070, CJK text 0.750, "
+        "tool definitions 1.100  " in lines
+    )
+    assert "Overhead the API adds: 4.2 tokens per message, 3.0 per request" in lines
+    assert "1.000" not in tooltip
+    assert "tiktoken" not in tooltip
+    # A well-formed markdown table: a header, its separator, then only table rows, then a blank
+    # line before the next paragraph.
+    header = lines.index("| | tokens |")
+    end = lines.index("", header)
+    assert lines[header + 1] == "|---|---:|"
+    assert all(line.startswith("|") and line.endswith("|") for line in lines[header:end])
+
+
+@pytest.mark.parametrize(
+    ("names", "text", "in_tooltip", "severity"),
+    [
+        pytest.param(["GPT-4o"], "$(pulse) 1 model ready", "(GPT-4o)", "info", id="one"),
+        pytest.param(
+            ["GPT-4o", "o3", "Claude Sonnet 4.5"],
+            "$(pulse) 3 models ready",
+            "(GPT-4o, o3, Claude Sonnet 4.5)",
+            "info",
+            id="three",
+        ),
+        pytest.param(
+            [f"M{i}" for i in range(12)],
+            "$(pulse) 12 models ready",
+            "M7 and 4 more)",
+            "info",
+            id="many",
+        ),
+        pytest.param([], "$(pulse) no models", "Token Gauge: Add Provider", "warning", id="none"),
+    ],
+)
+def test_ready_status(names: list[str], text: str, in_tooltip: str, severity: str) -> None:
+    status = ready_status(names)
+    assert status.text == text
+    assert in_tooltip in status.tooltip
+    assert status.severity == severity
+    assert "%" not in status.text
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        pytest.param(
+            {"modelId": "gpt-4o", "inputTokens": 900, "outputTokens": 12},
+            LastConversation("gpt-4o", 900, 12),
+            id="whole",
+        ),
+        pytest.param(
+            {"modelId": "gpt-4o", "inputTokens": 900, "outputTokens": None},
+            LastConversation("gpt-4o", 900),
+            id="no-output",
+        ),
+        pytest.param({"modelId": "gpt-4o", "inputTokens": "900"}, None, id="text-count"),
+        pytest.param({"modelId": "gpt-4o", "inputTokens": True}, None, id="boolean-count"),
+        pytest.param({"modelId": 4, "inputTokens": 900}, None, id="numeric-id"),
+        pytest.param([1, 2], None, id="not-an-object"),
+        pytest.param(None, None, id="absent"),
+    ],
+)
+def test_last_conversation_from_the_ledger(
+    document: object, expected: LastConversation | None
+) -> None:
+    assert LastConversation.from_document(document) == expected
+    if expected is not None:
+        assert LastConversation.from_document(expected.to_document()) == expected

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import time
 from collections.abc import Sequence
 
 import attrs
@@ -30,6 +29,7 @@ from tokengauge.models.catalog import (
     DiscoveredModel,
     ModelCatalog,
     ModelSpec,
+    UnknownModelError,
     from_documents,
     to_documents,
 )
@@ -50,7 +50,14 @@ from tokengauge.protocol import (
     WarmEntry,
 )
 from tokengauge.settings import ProviderSettings, ServerSettings
-from tokengauge.status import compact, render_status
+from tokengauge.status import (
+    LAST_CONVERSATION,
+    Figures,
+    LastConversation,
+    compact,
+    ready_status,
+    render_status,
+)
 from tokengauge.upstream.presets import resolve, resolve_all
 
 log = logging.getLogger(__name__)
@@ -58,8 +65,9 @@ log = logging.getLogger(__name__)
 HISTORY_IN_REPORT = 100
 COPILOT_MESSAGE_OVERHEAD = 3
 """What Copilot Chat adds to each message count itself."""
-CONVERSATION_HOLD_SECONDS = 600.0
-"""A request without tools replaces the status of one with tools only after this long."""
+HELPER_MAX_MESSAGES = 2
+"""A request without tools and with at most this many messages is one of Copilot's helpers (a
+chat title, a progress message): it does not move the status bar."""
 WARM_ENTRIES = 200_000
 
 
@@ -70,13 +78,13 @@ def discovery_key(provider_id: str) -> str:
 
 @attrs.frozen
 class LastRequest:
-    """The most recent calibrated request of a model, for the status bar and the dashboard."""
+    """A request the API reported usage for, with its estimate: the status bar and the dashboard
+    show it."""
 
     model_id: str
     estimate: RequestEstimate
     input_tokens: int
     output_tokens: int | None
-    at: float = 0.0
 
 
 class Gauge:
@@ -100,7 +108,10 @@ class Gauge:
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
         self.frequent = FrequentStrings(ledger)
+        self.latest: LastRequest | None = None
+        """The last request reported, helpers included (the dashboard's)."""
         self.last: LastRequest | None = None
+        """The last conversation request reported (the status bar's)."""
         self._request_counters: dict[str, RequestCounter] = {}
 
     @functools.cached_property
@@ -170,11 +181,13 @@ class Gauge:
         limit = self.calibration.learned_limit(model.id)
         max_input = budget.max_input_tokens(model, limit)
         window = budget.effective_window(model, limit)
-        learned = f" (learned from an API error; configured {compact(model.context_window)})"
+        shown = f"{compact(window)}-token window"
+        if limit is not None and limit < model.context_window:
+            listed = compact(model.context_window)
+            shown += f" (smaller than the {listed} listed: the provider's errors showed it)"
         tooltip = (
-            f"{model.name} via {model.provider.id}: {compact(window)} window"
-            f"{learned if limit is not None and limit < model.context_window else ''}, "
-            f"{compact(window - max_input)} kept for output, input budget {compact(max_input)}."
+            f"{model.name} via {model.provider.id} · {shown}, "
+            f"up to {compact(model.max_output_tokens)} output tokens"
         )
         return ModelInfo(
             id=model.id,
@@ -190,7 +203,7 @@ class Gauge:
                 tool_calling=model.tool_calling, image_input=model.image_input
             ),
             tooltip=tooltip,
-            detail=f"tokengauge · {model.provider.id}",
+            detail=f"Token Gauge · {model.provider.id}",
         )
 
     def models(self) -> list[ModelInfo]:
@@ -284,28 +297,13 @@ class Gauge:
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         copilot = self.copilot_view.messages(params.messages)
         self.calibration.record_usage(model, estimate, params.usage, copilot)
-        last = LastRequest(
-            model.id,
-            estimate,
-            params.usage.total_input_tokens,
-            params.usage.output_tokens,
-            time.monotonic(),
-        )
-        if self._is_conversation(last):
-            self.last = last
+        used, output = params.usage.total_input_tokens, params.usage.output_tokens
+        self.latest = LastRequest(model.id, estimate, used, output)
+        if not is_helper_request(estimate):
+            self.last = self.latest
+            remembered = LastConversation(model.id, used, output)
+            self.ledger.set_document(LAST_CONVERSATION, remembered.to_document())
         return RecordResult(epoch=self.epoch, estimate=self.breakdown(model, estimate))
-
-    def _is_conversation(self, request: LastRequest) -> bool:
-        """False for what looks like Copilot's own helper requests (titles, progress messages,
-        summaries) while a conversation with tools is going on: no tools, and a system prompt of
-        their own."""
-        previous = self.last
-        if request.estimate.tools or previous is None or not previous.estimate.tools:
-            return True
-        if request.at - previous.at > CONVERSATION_HOLD_SECONDS:
-            return True
-        system = _system_digest(request.estimate)
-        return system is None or system == _system_digest(previous.estimate)
 
     def record_error(
         self, params: RecordErrorParams, estimate: RequestEstimate | None = None
@@ -326,29 +324,38 @@ class Gauge:
             learned_limit=learned,
         )
 
-    def status(self) -> Status | None:
-        """Status-bar content for the last calibrated request, if any."""
-        if self.last is None:
-            return None
-        model = self.model(self.last.model_id)
-        return render_status(
-            model.name,
-            self.last.input_tokens,
-            self.max_input_tokens(model),
-            self.last.estimate,
-            self.last.output_tokens,
-        )
+    def status(self) -> Status:
+        """Status-bar content: the last conversation request of this session, else the one the
+        ledger remembers from an earlier session, else how many models are ready."""
+        if self.last is not None:
+            model = self.model(self.last.model_id)
+            figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
+            return render_status(figures, self.last.estimate, self.calibration.ratios(model))
+        earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
+        try:
+            if earlier is not None:
+                model = self.model(earlier.model_id)
+                figures = self._figures(model, earlier.input_tokens, earlier.output_tokens)
+                return render_status(figures, earlier=True)
+        except UnknownModelError:
+            pass  # a model no longer offered
+        return ready_status([model.name for model in self.catalog])
+
+    def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
+        """A request's figures against the model's sizes as `model_info` reports them."""
+        window = budget.effective_window(model, self.calibration.learned_limit(model.id))
+        return Figures(model.name, used, self.max_input_tokens(model), window, output)
 
     def usage_report(self) -> UsageResult:
         """Latest breakdown, per-model calibration and recent history, for the dashboard."""
         latest = None
-        if self.last is not None:
-            model = self.model(self.last.model_id)
+        if self.latest is not None:
+            model = self.model(self.latest.model_id)
             latest = LatestRequest(
                 model.id,
-                self.last.input_tokens,
-                self.last.output_tokens,
-                self.breakdown(model, self.last.estimate),
+                self.latest.input_tokens,
+                self.latest.output_tokens,
+                self.breakdown(model, self.latest.estimate),
             )
         models = [
             ModelCalibration(
@@ -372,9 +379,8 @@ class Gauge:
         )
 
 
-def _system_digest(estimate: RequestEstimate) -> str | None:
+def is_helper_request(estimate: RequestEstimate) -> bool:
+    """Whether a request is one of Copilot's helpers (no tools, at most two messages) rather
+    than a turn of the conversation."""
     features = estimate.features
-    return next(
-        (d for d, role in zip(features.digests, features.roles, strict=True) if role == "system"),
-        None,
-    )
+    return features.walk.tools == 0 and len(features.messages) <= HELPER_MAX_MESSAGES

@@ -1,13 +1,20 @@
-"""The status-bar text, tooltip and severity for the last request of a model.
+"""The status-bar text, tooltip and severity: the last conversation request of a model.
 
-Text like `$(pulse) 41.2k / 120k · 34%`: input tokens of the last request over the model's input
-budget. Severity turns to `warning` at 75% and `error` at 90%. The tooltip is a markdown table of
-the breakdown, shown as-is by the extension.
+Text like `$(pulse) 18.4k / 33k · 56%`: the input tokens of the last request over the model's
+window as VS Code's own context widget counts it (`maxInputTokens + maxOutputTokens`, as we report
+them). Severity follows the input budget (`maxInputTokens`, what Copilot fills): `warning` at 75%,
+`error` at 90%. The tooltip (markdown, shown as-is by the extension) labels both figures and
+gives the breakdown and the correction factors in use, as the log prints them. Before any request
+the status names the number of models ready. The last conversation request outlives the server
+as a ledger document (`LAST_CONVERSATION`), so a new session starts from it.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final, TypeGuard
+
+import attrs
 
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import Trimmed
@@ -15,6 +22,11 @@ from tokengauge.protocol import Severity, Status
 
 WARNING_AT: Final = 0.75
 ERROR_AT: Final = 0.90
+LAST_CONVERSATION: Final = "status/last-conversation"
+"""Ledger document name of the last conversation request (`LastConversation`)."""
+ICON: Final = "$(pulse)"
+NAMED_MODELS: Final = 8
+"""Models named in the tooltip before any request; the others are counted."""
 
 
 def compact(n: int) -> str:
@@ -38,42 +50,130 @@ def severity_for(fill: float) -> Severity:
     return "info"
 
 
+@attrs.frozen
+class LastConversation:
+    """What the ledger keeps of the last conversation request: enough for the next session's
+    first status."""
+
+    model_id: str
+    input_tokens: int
+    output_tokens: int | None = None
+
+    def to_document(self) -> dict[str, Any]:
+        """As a JSON document."""
+        return {
+            "modelId": self.model_id,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+
+    @classmethod
+    def from_document(cls, document: object) -> LastConversation | None:
+        """Back from the ledger; None for anything that is not such a document."""
+        if not isinstance(document, Mapping):
+            return None
+        model_id, used, output = (
+            document.get("modelId"),
+            document.get("inputTokens"),
+            document.get("outputTokens"),
+        )
+        if not isinstance(model_id, str) or not _is_count(used):
+            return None
+        return cls(model_id, used, output if _is_count(output) else None)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@attrs.frozen
+class Figures:
+    """One request's figures for the status bar: the API's input count against the model's
+    sizes as reported to VS Code."""
+
+    model_name: str
+    used: int
+    max_input: int
+    """`maxInputTokens`: the input budget Copilot fills."""
+    window: int
+    """`maxInputTokens + maxOutputTokens`: the window VS Code's context widget shows."""
+    output_tokens: int | None = None
+
+
+def percent(part: int, whole: int) -> int:
+    """`part` of `whole` as a whole percentage (an empty whole is full)."""
+    return round(part / whole * 100) if whole > 0 else 100
+
+
 def render_status(
-    model_name: str,
-    used: int,
-    max_input: int,
+    figures: Figures,
     estimate: RequestEstimate | None = None,
-    output_tokens: int | None = None,
+    ratios: Mapping[str, float] | None = None,
+    *,
+    earlier: bool = False,
 ) -> Status:
-    """Status for `used` input tokens of a `max_input` budget, with an optional breakdown."""
+    """The status of a request's `figures`, with the breakdown of its `estimate` and the model's
+    correction factors `ratios` (those in use now) when known; `earlier`: the request was made
+    in an earlier session (read from the ledger)."""
+    used, window, max_input = figures.used, figures.window, figures.max_input
     fill = used / max_input if max_input > 0 else 1.0
-    text = f"$(pulse) {compact(used)} / {compact(max_input)} · {round(fill * 100)}%"
-    rows = [f"**{model_name}** — last request", "", "| | tokens |", "|---|---:|"]
+    text = f"{ICON} {compact(used)} / {compact(window)} · {percent(used, window)}%"
+    when = "last request (in an earlier session)" if earlier else "last request"
+    rows = [f"**{figures.model_name}** — {when}", "", "| | tokens |", "|---|---:|"]
     if estimate is not None:
         roles = estimate.features.roles
         chat = [m for m, role in zip(estimate.messages, roles, strict=True) if role != "system"]
-        actuals = sum(1 for m in chat if m.source == "actual")
+        counted = sum(1 for m in chat if m.source == "actual")
         rows += [
-            f"| system | {estimate.system:,} |",
-            f"| tools | {estimate.tools:,} |",
-            f"| messages ({len(chat)}, {actuals} from API actuals) "
+            f"| system prompt | {estimate.system:,} |",
+            f"| tool definitions | {estimate.tools:,} |",
+            f"| messages ({len(chat)}, {counted} counted by the API before) "
             f"| {sum(m.tokens for m in chat):,} |",
-            f"| request overhead | {estimate.fixed:,} |",
+            f"| overhead per request | {estimate.fixed:,} |",
             f"| our estimate | {estimate.total:,} |",
         ]
-    rows.append(f"| **input (API)** | **{used:,}** |")
-    if output_tokens is not None:
-        rows.append(f"| output | {output_tokens:,} |")
-    rows.append(f"| input budget | {max_input:,} |")
-    if estimate is not None:
-        ratios = estimate.ratios
-        rows += [
-            f"| API ÷ tiktoken: text, CJK, tools | {ratios['text']:.3f}, {ratios['cjk']:.3f}, "
-            f"{ratios['tools']:.3f} |",
-            f"| overhead per message, per request | {ratios['message']:.1f}, "
-            f"{ratios['fixed']:.1f} |",
-        ]
-    return Status(text=text, tooltip="\n".join(rows), severity=severity_for(fill))
+    rows.append(f"| **input, as the API counted it** | **{used:,}** |")
+    if figures.output_tokens is not None:
+        rows.append(f"| output | {figures.output_tokens:,} |")
+    paragraphs = [
+        "\n".join(rows),
+        f"{compact(used)} of the model's window ({compact(window)} = {compact(max_input)} input "
+        f"+ {compact(window - max_input)} output): {percent(used, window)}%  \n"
+        f"{compact(used)} of the input budget ({compact(max_input)}): "
+        f"{percent(used, max_input)}%",
+    ]
+    if ratios is not None:
+        paragraphs.append(
+            "Correction factors (measured ÷ estimated): "
+            f"text {ratios['text']:.3f}, CJK text {ratios['cjk']:.3f}, "
+            f"tool definitions {ratios['tools']:.3f}  \n"
+            f"Overhead the API adds: {ratios['message']:.1f} tokens per message, "
+            f"{ratios['fixed']:.1f} per request"
+        )
+    return Status(text=text, tooltip="\n\n".join(paragraphs), severity=severity_for(fill))
+
+
+def ready_status(model_names: list[str]) -> Status:
+    """The status before any request: how many models are ready."""
+    count = len(model_names)
+    if count == 0:
+        return Status(
+            text=f"{ICON} no models",
+            tooltip="Token Gauge has no models yet: run 'Token Gauge: Add Provider', or list "
+            "them in the `tokenGauge.models` setting.",
+            severity="warning",
+        )
+    ready = f"{count} model{'s' if count != 1 else ''} ready"
+    named = ", ".join(model_names[:NAMED_MODELS])
+    if count > NAMED_MODELS:
+        named += f" and {count - NAMED_MODELS} more"
+    return Status(
+        text=f"{ICON} {ready}",
+        tooltip=f"Token Gauge: {ready} ({named}).\n\n"
+        "After the first answer in a chat, this shows how much of the model's window the "
+        "conversation uses.",
+        severity="info",
+    )
 
 
 def with_trim(status: Status, trimmed: Trimmed) -> Status:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.resources
 import socket
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def test_damaged_file_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     (fake_package / "data").mkdir(parents=True)
     (fake_package / "data" / "cl100k_base.tiktoken").write_bytes(bytes(damaged))
 
-    monkeypatch.setattr(encodings.resources, "files", lambda _: fake_package)
+    monkeypatch.setattr(importlib.resources, "files", lambda _: fake_package)
     with pytest.raises(EncodingIntegrityError, match="damaged"):
         read_rank_file("cl100k_base")
     (fake_package / "data" / "cl100k_base.tiktoken").unlink()

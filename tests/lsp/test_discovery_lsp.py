@@ -90,7 +90,7 @@ def assert_model(info: dict[str, Any], expected: Expected, provider_id: str) -> 
     assert info["maxInputTokens"] == max_input(window, output)
     # The output VS Code is told of is what is kept for it: together they are the window.
     assert info["maxOutputTokens"] == window - max_input(window, output)
-    assert info["detail"] == f"tokengauge · {provider_id}"
+    assert info["detail"] == f"Token Gauge · {provider_id}"
 
 
 SHAPES = [
@@ -101,8 +101,8 @@ SHAPES = [
         [ListedModel(id="acme-coder"), ListedModel(id="gpt-4o-mini")],
         [
             # No sizes in an OpenAI listing: the built-in table, else the fallback (warned about).
-            Expected("acme-coder", "acme-coder", *FALLBACK),
-            Expected("gpt-4o-mini", "gpt-4o-mini", 128_000, 16_384),
+            Expected("acme-coder", "Acme Coder", *FALLBACK),
+            Expected("gpt-4o-mini", "GPT-4o mini", 128_000, 16_384),
         ],
         "/v1/models",
         id="openai",
@@ -155,8 +155,8 @@ SHAPES = [
             ListedModel(id="tiny-chat:1b", context_window=2_048, architecture="llama"),
         ],
         [
-            Expected("zeta-coder:7b", "zeta-coder:7b", 65_536, FALLBACK[1]),
-            Expected("tiny-chat:1b", "tiny-chat:1b", 2_048, 2_047),
+            Expected("zeta-coder:7b", "Zeta Coder 7B", 65_536, FALLBACK[1]),
+            Expected("tiny-chat:1b", "Tiny Chat 1B", 2_048, 2_047),
         ],
         "/api/show",
         id="ollama-api-show",
@@ -166,7 +166,7 @@ SHAPES = [
         "proxy",
         "/v1",
         [ListedModel(id="acme-proxy-model", context_window=100_000, max_output_tokens=9_000)],
-        [Expected("acme-proxy-model", "acme-proxy-model", 100_000, 9_000)],
+        [Expected("acme-proxy-model", "Acme Proxy Model", 100_000, 9_000)],
         "/model/info",
         id="litellm-model-info",
     ),
@@ -220,7 +220,7 @@ async def test_a_model_without_sizes_falls_back_with_a_warning(tmp_path: Path):
             await s.discover("up")
             assert_model(
                 (await s.models())["acme-coder"],
-                Expected("acme-coder", "acme-coder", *FALLBACK),
+                Expected("acme-coder", "Acme Coder", *FALLBACK),
                 "up",
             )
             assert any("acme-coder" in w and "32,768" in w for w in s.warnings()), s.warnings()
@@ -266,7 +266,7 @@ async def test_configuration_wins_over_discovery_which_wins_over_the_built_in_ta
                 Expected("acme/full", "Configured Full", 50_000, 1_000),
                 "gateway",
             )
-            assert_model(before["gpt-4o"], Expected("gpt-4o", "gpt-4o", 128_000, 16_384), "gateway")
+            assert_model(before["gpt-4o"], Expected("gpt-4o", "GPT-4o", 128_000, 16_384), "gateway")
             report = await s.discover("gateway", "quiet")
             assert report == {"providers": [{"providerId": "gateway", "models": 3, "error": None}]}
             assert s.models_changed == 1
@@ -324,7 +324,7 @@ async def test_a_failing_listing_keeps_the_configured_models_and_warns(
             models = await s.models()
             assert list(models) == ["cfg-model"]
             assert_model(
-                models["cfg-model"], Expected("cfg-model", "cfg-model", 50_000, 5_000), "broken"
+                models["cfg-model"], Expected("cfg-model", "Cfg Model", 50_000, 5_000), "broken"
             )
             warnings = [w for w in s.warnings() if "model discovery for broken failed" in w]
             assert warnings and KEY not in warnings[0]

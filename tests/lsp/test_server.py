@@ -5,17 +5,30 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import re
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 import tiktoken
+from lsprotocol import types
 from lsprotocol.types import MessageType
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from tests.harness.lsp import call, expect_notification, running_server
+from tests.harness.lsp import (
+    call,
+    expect_notification,
+    plain,
+    plain_client,
+    running_server,
+    spawn_server,
+)
 from tests.lsp.helpers import init_options, text_message
+from tokengauge import __version__
 from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.protocol import STATUS
 from tokengauge.status import compact
 
 ENCODINGS = EncodingRegistry()
@@ -59,9 +72,14 @@ async def test_models_report_budgets(client: LanguageClient):
     assert gpt["capabilities"] == {"toolCalling": True, "imageInput": True}
     assert gpt["name"] == "GPT-4o" and gpt["family"] == "gpt-4o"
     assert gpt["providerId"] == "openai"
+    assert gpt["tooltip"] == "GPT-4o via openai · 128k-token window, up to 16.4k output tokens"
+    assert gpt["detail"] == "Token Gauge · openai"
     small = models["local-small"]
     assert small["maxInputTokens"] == 8192 - 2048
     assert small["maxOutputTokens"] == 2048
+    # Not in the built-in table, no name configured: named from its id, no images claimed.
+    assert small["name"] == "Local Small"
+    assert small["capabilities"] == {"toolCalling": True, "imageInput": False}
 
 
 async def test_batch_count_of_strings_and_messages(client: LanguageClient):
@@ -151,9 +169,11 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
     pushed = await asyncio.wait_for(calibration, 10)
     assert pushed.modelId == "gpt-4o" and pushed.epoch == result["epoch"]
     shown = await asyncio.wait_for(status, 10)
-    assert shown.text == f"$(pulse) {compact(actual)} / 112k · {round(actual / 111_616 * 100)}%"
+    # The window VS Code shows: maxInputTokens 111,616 + maxOutputTokens 16,384.
+    assert shown.text == f"$(pulse) {compact(actual)} / 128k · {round(actual / 128_000 * 100)}%"
     assert shown.severity == "info"
-    assert f"| **input (API)** | **{actual:,}** |" in shown.tooltip
+    assert f"| **input, as the API counted it** | **{actual:,}** |" in shown.tooltip
+    assert f"of the input budget (112k): {round(actual / 111_616 * 100)}%" in shown.tooltip
     again = await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": messages})
     assert again["epoch"] == result["epoch"]
     assert again["scales"] == pushed.scales._asdict()
@@ -197,6 +217,10 @@ async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Pa
     models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
     assert models["local-small"]["maxInputTokens"] == 4096 - 1024
     assert models["local-small"]["contextWindow"] == 4096
+    assert models["local-small"]["tooltip"] == (
+        "Local Small via local · 4.1k-token window (smaller than the 8.2k listed: the provider's "
+        "errors showed it), up to 2k output tokens"
+    )
 
 
 async def test_calibration_outlives_a_restart(tmp_path: Path):
@@ -271,3 +295,76 @@ async def test_warm_counts_give_each_model_once(client: LanguageClient):
     )
     assert [s["modelId"] for s in warm["scales"]] == ["gpt-4o", "local-small"]
     assert len([e for e in warm["entries"] if e["modelId"] == "gpt-4o"]) == 2
+
+
+@attrs.define
+class Heard:
+    """What the server sent a plain client besides answers."""
+
+    statuses: list[dict[str, Any]] = attrs.field(factory=list)
+    logs: list[types.LogMessageParams] = attrs.field(factory=list)
+    first_status: asyncio.Event = attrs.field(factory=asyncio.Event)
+
+    def client(self) -> Any:
+        def status(params: Any) -> None:
+            self.statuses.append(plain(params))
+            self.first_status.set()
+
+        def log(params: types.LogMessageParams) -> None:
+            self.logs.append(params)
+
+        return plain_client({STATUS: status, types.WINDOW_LOG_MESSAGE: log})
+
+
+async def first_status(options: dict[str, Any]) -> dict[str, Any]:
+    """The status a new session shows right after `initialized`, before any request."""
+    heard = Heard()
+    async with spawn_server(heard.client()) as server:
+        await server.initialize(options)
+        await asyncio.wait_for(heard.first_status.wait(), 10)
+    return heard.statuses[0]
+
+
+async def test_the_first_status_comes_from_the_ledger(tmp_path: Path):
+    options = init_options(tmp_path / "storage")
+    assert await first_status(options) == {
+        "text": "$(pulse) 3 models ready",
+        "tooltip": "Token Gauge: 3 models ready (GPT-4o, Claude Sonnet 4.5, Local Small).\n\n"
+        "After the first answer in a chat, this shows how much of the model's window the "
+        "conversation uses.",
+        "severity": "info",
+    }
+    async with running_server(options) as client:
+        title = [text_message("system", "Write a title."), text_message("user", "hi")]
+        for messages, tokens in ((conversation(), 18_400), (title, 30)):
+            usage = {"totalInputTokens": tokens, "outputTokens": 512}
+            params = {"modelId": "claude-sonnet-4-5", "messages": messages, "usage": usage}
+            await call(client, "tokenGauge/recordUsage", params)
+    # The next session opens on the conversation (the title request after it does not count).
+    shown = await first_status(options)
+    assert shown["text"] == "$(pulse) 18.4k / 200k · 9%"
+    assert shown["tooltip"].startswith(
+        "**Claude Sonnet 4.5** — last request (in an earlier session)"
+    )
+    assert "18.4k of the input budget (184k): 10%" in shown["tooltip"]
+
+
+async def test_logs_reach_the_client_once_and_stderr_stays_quiet(tmp_path: Path):
+    ledger = tmp_path / "storage" / "ledger"
+    ledger.mkdir(parents=True)
+    (ledger / "cache.db").write_bytes(b"this is not a sqlite database" * 100)  # a warning
+    heard = Heard()
+    async with spawn_server(heard.client()) as server:
+        await server.initialize(init_options(tmp_path / "storage"))
+        await server.request("tokenGauge/models", {})
+        await server.request("tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["hi"]})
+    # Every line once, as window/logMessage, of its level's type, without a timestamp.
+    assert server.stderr == []
+    kinds = {m.message.split(":")[0]: m.type for m in heard.logs}
+    assert kinds[f"tokengauge {__version__}"] == MessageType.Info
+    [damaged] = [m for m in heard.logs if "damaged" in m.message]
+    assert damaged.type == MessageType.Warning
+    assert not [m for m in heard.logs if re.match(r"\d{4}-\d\d-\d\d", m.message)]
+    # Nothing alarming from a normal shutdown: the one warning is the damaged ledger.
+    alarming = [m for m in heard.logs if m.type in (MessageType.Error, MessageType.Warning)]
+    assert alarming == [damaged]

@@ -8,7 +8,13 @@ import logging
 import pytest
 
 from tokengauge.counting.images import ImageRule
-from tokengauge.models.catalog import ModelCatalog, ModelSpec, UnknownModelError, resolve_model
+from tokengauge.models.catalog import (
+    DiscoveredModel,
+    ModelCatalog,
+    ModelSpec,
+    UnknownModelError,
+    resolve_model,
+)
 from tokengauge.models.known import lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 
@@ -27,23 +33,26 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "model_id",
+    ("model_id", "name"),
     [
-        pytest.param("gpt-4o", id="gpt-4o"),
-        pytest.param("gpt-4o-mini-2024-07-18", id="dated-snapshot"),
-        pytest.param("claude-sonnet-4-5-20250929", id="claude"),
-        pytest.param("anthropic/claude-sonnet-4.5", id="gateway-prefix"),
-        pytest.param("gemini-2.5-pro", id="gemini"),
-        pytest.param("gpt-oss:20b", id="ollama-tag"),
+        pytest.param("gpt-4o", "GPT-4o", id="gpt-4o"),
+        pytest.param("gpt-4o-mini-2024-07-18", "GPT-4o mini 2024-07-18", id="dated-snapshot"),
+        pytest.param("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5 20250929", id="claude"),
+        pytest.param("anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5", id="gateway-prefix"),
+        pytest.param("gemini-2.5-pro", "Gemini 2.5 Pro", id="gemini"),
+        pytest.param("gpt-oss:20b", "gpt-oss-20b", id="ollama-tag"),
+        pytest.param("o1-mini", "o1-mini", id="no-images"),
     ],
 )
-def test_known_model_fills_every_field(model_id: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_known_model_fills_every_field(
+    model_id: str, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG, logger=LOGGER)
     entry = lookup_known_model(model_id)
     assert entry is not None
     model = resolve_model(ModelSettings(id=model_id, provider="openai"), OPENAI)
     assert model.id == model_id
-    assert model.name == model_id
+    assert model.name == name
     assert model.family == entry.family
     assert model.context_window == entry.context_window
     assert model.max_output_tokens == entry.max_output_tokens
@@ -76,6 +85,22 @@ def test_configured_fields_win() -> None:
 
 
 @pytest.mark.parametrize(
+    ("configured", "listed", "name"),
+    [
+        pytest.param("Work Qwen", "Qwen 2.5 Coder (7B)", "Work Qwen", id="configured-wins"),
+        pytest.param(None, "Qwen 2.5 Coder (7B)", "Qwen 2.5 Coder (7B)", id="listed-wins"),
+        pytest.param(None, None, "Qwen2.5 Coder 7B", id="from-the-id"),
+    ],
+)
+def test_name_configured_then_listed_then_from_the_id(
+    configured: str | None, listed: str | None, name: str
+) -> None:
+    config = ModelSettings(id="qwen2.5-coder:7b", provider="openai", name=configured)
+    model = resolve_model(config, OPENAI, DiscoveredModel("qwen2.5-coder:7b", name=listed))
+    assert model.name == name
+
+
+@pytest.mark.parametrize(
     ("configured", "window", "output"),
     [
         pytest.param({"context_window": 64_000}, 64_000, 16_384, id="window-only"),
@@ -101,6 +126,9 @@ def test_unknown_model_gets_conservative_defaults(caplog: pytest.LogCaptureFixtu
     assert model.known is False
     assert model.family == "acme-brain-7"
     assert model.encoding == "cl100k_base"
+    assert model.name == "Acme Brain 7"
+    assert model.image_input is False  # only where the table says so
+    assert model.tool_calling is True
     [warning] = warnings_of(caplog)
     assert "acme-brain-7" in warning
     assert "32,768" in warning

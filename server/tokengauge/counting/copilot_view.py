@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
-
-import tiktoken
+from typing import TYPE_CHECKING, Final
 
 from tokengauge.counting.images import ImageRule, image_tokens
 from tokengauge.messages import (
@@ -28,6 +26,9 @@ from tokengauge.messages import (
     countable_parts,
     to_json_text,
 )
+
+if TYPE_CHECKING:
+    import tiktoken
 
 COPILOT_ENCODING: Final = "o200k_base"
 BASE_TOKENS_PER_MESSAGE: Final = 3

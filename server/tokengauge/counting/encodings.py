@@ -13,11 +13,12 @@ import hashlib
 import logging
 import threading
 from collections.abc import Iterable
-from importlib import resources
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
-import tiktoken
+
+if TYPE_CHECKING:
+    import tiktoken
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ class EncodingIntegrityError(RuntimeError):
 
 def read_rank_file(name: str) -> bytes:
     """Return the bytes of the bundled `<name>.tiktoken`, verified against its SHA-256."""
+    from importlib import resources  # with the first encoding: it costs the server's start 15 ms
+
     spec = SPECS[name]
     try:
         data = resources.files("tokengauge").joinpath(f"data/{name}.tiktoken").read_bytes()
@@ -108,6 +111,8 @@ def parse_ranks(data: bytes) -> dict[bytes, int]:
 
 def build_encoding(name: str) -> tiktoken.Encoding:
     """Build the named encoding from its bundled rank file, without any network or cache dir."""
+    import tiktoken  # with the first encoding, after the server's first answers
+
     spec = SPECS[name]
     return tiktoken.Encoding(
         name=spec.name,

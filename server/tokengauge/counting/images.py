@@ -19,8 +19,6 @@ import enum
 import io
 import math
 
-import imagesize
-
 
 class ImageRule(str, enum.Enum):
     """Which provider's formula prices an image."""
@@ -60,6 +58,8 @@ def image_size(data_base64: str) -> tuple[int, int] | None:
         return None
     if not is_api_image(raw):
         return None
+    import imagesize  # with the first image: it brings urllib.request, the server's start does not
+
     width, height = imagesize.get(io.BytesIO(raw))
     if not (0 < width <= MAX_EDGE and 0 < height <= MAX_EDGE):
         return None

@@ -16,12 +16,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import tiktoken
 from cachetools import LRUCache
 
 from tokengauge.counting.encodings import EncodingRegistry
+
+if TYPE_CHECKING:
+    import tiktoken
 
 TEXT_CACHE_SIZE: Final = 5000
 """Most texts the LRU keeps."""

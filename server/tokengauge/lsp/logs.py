@@ -1,12 +1,21 @@
-"""Logging: stderr always (stdout carries the protocol), and `window/logMessage` once connected.
+"""Logging: each record once, as `window/logMessage` while a client listens, else on stderr.
 
-pygls' own records stay at WARNING so the client's log is about tokengauge, not JSON-RPC chatter.
+Before `initialize` attaches the client (and once the connection is gone) records go to stderr
+with a timestamp: nobody else would see them. While the client is attached, a record is one
+`window/logMessage` of its level's type (warnings as Warning, debug as Log), its text without a
+timestamp (the client adds its own); stderr then carries only CRITICAL records, a crash's
+traceback, which the extension shows even when the server can no longer speak.
+
+tokengauge's own records go to the client at the configured level; other libraries' only from
+ERROR up (pygls' handler failures), and pygls' chatter stays at WARNING on stderr's side, so
+the client's log is about tokengauge, not JSON-RPC.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Final, Protocol
 
 from lsprotocol.types import LogMessageParams, MessageType
@@ -21,6 +30,7 @@ LEVELS: Final = {
 }
 LIBRARY_LOGGERS: Final = ("pygls", "pygls.protocol", "httpx", "httpcore")
 FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+OWN_LOGGER: Final = "tokengauge"
 
 
 EXPECTED_ERROR_CODES: Final = frozenset({-32602, -32803, -32800})
@@ -46,47 +56,101 @@ class LogSink(Protocol):
     def window_log_message(self, params: LogMessageParams) -> None: ...
 
 
-def _message_type(level: int) -> MessageType:
+def message_type(level: int) -> MessageType:
+    """The `window/logMessage` type of a logging level."""
     if level >= logging.ERROR:
         return MessageType.Error
     if level >= logging.WARNING:
         return MessageType.Warning
     if level >= logging.INFO:
         return MessageType.Info
-    return MessageType.Log
+    return MessageType.Log  # LSP 3.18's Debug is unknown to many clients
+
+
+class ClientFormatter(logging.Formatter):
+    """The message alone (and its traceback, if any); another library's name in front."""
+
+    def __init__(self) -> None:
+        super().__init__("%(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """One record as the client shows it."""
+        text = super().format(record)
+        if _is_own(record):
+            return text
+        return f"{record.name.split('.')[0]}: {text}"
 
 
 class ClientLogHandler(logging.Handler):
-    """Forwards tokengauge's records to the client as `window/logMessage`."""
+    """Sends records to the client as `window/logMessage` while the connection lasts."""
 
     def __init__(self, sink: LogSink) -> None:
         super().__init__()
         self.sink = sink
-        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        self.connected = True
+        self._sending = threading.local()
+        self.setFormatter(ClientFormatter())
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Send one record; never raise (a closed pipe must not break logging)."""
-        if not record.name.startswith("tokengauge"):
+        """Send one record; never raise. A record logged while sending one (pygls reporting
+        that it could not write) is not sent again; a send that fails hands the record, and
+        every later one, to stderr."""
+        if not self.connected or getattr(self._sending, "active", False):
             return
+        if not _is_own(record) and record.levelno < logging.ERROR:
+            return
+        self._sending.active = True
         try:
             message = self.format(record)
-            self.sink.window_log_message(
-                LogMessageParams(type=_message_type(record.levelno), message=message)
-            )
+            self.sink.window_log_message(LogMessageParams(message_type(record.levelno), message))
         except Exception:
-            self.handleError(record)
+            self.connected = False
+            _write_to_stderr(record)
+        finally:
+            self._sending.active = False
+
+
+class StderrFilter(logging.Filter):
+    """Lets through what no client can show: everything while none is attached, else CRITICAL."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """True for records stderr must carry."""
+        return record.levelno >= logging.CRITICAL or not client_attached()
+
+
+def _is_own(record: logging.LogRecord) -> bool:
+    return record.name == OWN_LOGGER or record.name.startswith(OWN_LOGGER + ".")
+
+
+def _client_handlers() -> list[ClientLogHandler]:
+    return [h for h in logging.getLogger().handlers if isinstance(h, ClientLogHandler)]
+
+
+def _stderr_handlers() -> list[logging.Handler]:
+    return [h for h in logging.getLogger().handlers if getattr(h, "_tokengauge_stderr", False)]
+
+
+def _write_to_stderr(record: logging.LogRecord) -> None:
+    for handler in _stderr_handlers():
+        handler.handle(record)
+
+
+def client_attached() -> bool:
+    """Whether a connected client receives the records."""
+    return any(handler.connected for handler in _client_handlers())
 
 
 def configure_logging(level: str = "info") -> None:
-    """Log tokengauge to stderr at `level` and libraries at WARNING."""
+    """Log tokengauge at `level` and libraries at WARNING; stderr until a client is attached."""
     root = logging.getLogger()
-    if not any(getattr(h, "_tokengauge_stderr", False) for h in root.handlers):
+    if not _stderr_handlers():
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter(FORMAT))
+        handler.addFilter(StderrFilter())
         handler._tokengauge_stderr = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.WARNING)
-    logging.getLogger("tokengauge").setLevel(LEVELS.get(level, logging.INFO))
+    logging.getLogger(OWN_LOGGER).setLevel(LEVELS.get(level, logging.INFO))
     for name in LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     json_rpc = logging.getLogger("pygls.protocol.json_rpc")
@@ -95,12 +159,17 @@ def configure_logging(level: str = "info") -> None:
 
 
 def forward_to_client(sink: LogSink) -> ClientLogHandler:
-    """Attach (once) a handler that forwards tokengauge's records to the client."""
-    logger = logging.getLogger("tokengauge")
-    for handler in logger.handlers:
-        if isinstance(handler, ClientLogHandler):
-            handler.sink = sink
-            return handler
+    """Send the records to the client from now on (one handler, attached once)."""
+    for handler in _client_handlers():
+        handler.sink = sink
+        handler.connected = True
+        return handler
     handler = ClientLogHandler(sink)
-    logger.addHandler(handler)
+    logging.getLogger().addHandler(handler)
     return handler
+
+
+def stop_forwarding() -> None:
+    """The connection is over: records go to stderr again."""
+    for handler in _client_handlers():
+        handler.connected = False

@@ -3,6 +3,11 @@
 `TokenGaugeServer` owns the state (one `Gauge`: encodings, ledger, calibration, models); the
 handlers below only convert parameters, call it, and send notifications. Bad parameters come back
 as `JsonRpcInvalidParams` with a message a person can act on, and the server keeps serving.
+
+Ready fast: `initialize` and the first `tokenGauge/models` need only the ledger and the model
+table. The chat and upstream machinery (httpx and its TLS context) loads with the first request
+that needs it, and the encodings load in the background once the models are answered (or a
+moment after `initialized` if they are not asked for).
 """
 
 from __future__ import annotations
@@ -10,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 import platformdirs
@@ -22,7 +27,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
-from tokengauge.chat import ChatError, ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.jsontext import TreeError, check_tree
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
@@ -47,15 +51,30 @@ from tokengauge.protocol import (
     Status,
     WarmCountsParams,
 )
-from tokengauge.settings import ServerSettings, parse_provider, parse_settings
-from tokengauge.upstream import key_check
-from tokengauge.upstream.discovery import discover_providers, list_provider
-from tokengauge.upstream.http import Timeouts, make_client
-from tokengauge.upstream.retry import RetryPolicy
+from tokengauge.settings import ProviderSettings, ServerSettings, parse_provider, parse_settings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from tokengauge.chat import ChatRunner
+    from tokengauge.upstream.discovery import Listing
 
 log = logging.getLogger(__name__)
 P = TypeVar("P")
 AUTOSAVE_CHECK_SECONDS: Final = 1.0
+WARM_AFTER_INITIALIZED_SECONDS: Final = 2.0
+"""When the encodings load if the extension has not asked for the models by then."""
+
+
+async def discover_providers(
+    client: httpx.AsyncClient,
+    providers: Iterable[ProviderSettings],
+    keys: Mapping[str, str | None],
+) -> list[Listing]:
+    """`upstream.discovery.discover_providers`, loaded with its first use (it brings httpx)."""
+    from tokengauge.upstream import discovery
+
+    return await discovery.discover_providers(client, providers, keys)
 
 
 class JsonRpcRequestFailed(JsonRpcException):
@@ -98,6 +117,7 @@ class TokenGaugeServer(LanguageServer):
         self._gauge: Gauge | None = None
         self._chats: ChatRunner | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._warming = False
 
     @property
     def gauge(self) -> Gauge:
@@ -107,17 +127,11 @@ class TokenGaugeServer(LanguageServer):
         return self._gauge
 
     def configure(self, settings: ServerSettings) -> None:
-        """Open the ledger and build the gauge; warm the encodings in the background."""
+        """Open the ledger and build the gauge (the encodings and the HTTP client come later)."""
         configure_logging(settings.log_level)
         directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
         ledger = Ledger(directory / LEDGER_DIR)
         self._gauge = Gauge(settings, ledger)
-        self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
-        client = make_client(
-            Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
-        )
-        retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
-        self._chats = ChatRunner(self._gauge, client, ServerChatSink(self), retry)
         log.info(
             "tokengauge %s: %d models, ledger %s%s",
             __version__,
@@ -146,18 +160,33 @@ class TokenGaugeServer(LanguageServer):
         if not task.cancelled() and task.exception() is not None:
             log.error("background task ended: %s", task.exception())
 
+    def warm_encodings(self) -> None:
+        """Load the models' encodings in a background thread (once)."""
+        if self._warming or self._gauge is None:
+            return
+        self._warming = True
+        self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
+
     @property
     def chats(self) -> ChatRunner:
-        """The chat runner; requests before `initialize` get a JSON-RPC error."""
+        """The chat runner, built (with the HTTP client) when first needed; requests before
+        `initialize` get a JSON-RPC error."""
         if self._chats is None:
-            raise JsonRpcServerNotInitialized("tokengauge has not been initialized yet")
+            from tokengauge.chat import ChatRunner
+            from tokengauge.upstream.http import Timeouts, make_client
+            from tokengauge.upstream.retry import RetryPolicy
+
+            gauge, settings = self.gauge, self.gauge.settings
+            client = make_client(
+                Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
+            )
+            retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
+            self._chats = ChatRunner(gauge, client, ServerChatSink(self), retry)
         return self._chats
 
     def send_status(self) -> None:
         """Notify the extension of the current status-bar content."""
-        status = self.gauge.status()
-        if status is not None:
-            self.protocol.notify(protocol.STATUS, unstructure(status))
+        self.protocol.notify(protocol.STATUS, unstructure(self.gauge.status()))
 
     def send_models_changed(self) -> None:
         """Tell the extension to ask for the models again."""
@@ -237,12 +266,20 @@ def create_server() -> TokenGaugeServer:
         ls.configure(parse_settings(params.initialization_options))
         ls.start_autosave()
 
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TokenGaugeServer, params: types.InitializedParams) -> None:
+        ls.send_status()
+        loop = asyncio.get_running_loop()
+        loop.call_later(WARM_AFTER_INITIALIZED_SECONDS, ls.warm_encodings)
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
         await ls.shutdown_state()
 
     @server.feature(protocol.MODELS)
     def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
+        # Runs once the answer is written: loading the encodings must not delay it.
+        asyncio.get_running_loop().call_soon(ls.warm_encodings)
         return [unstructure(info) for info in ls.gauge.models()]
 
     @server.feature(protocol.COUNT_TOKENS)
@@ -308,6 +345,8 @@ def create_server() -> TokenGaugeServer:
             request = params_as(params, AddProviderParams)
             entry = parse_provider(request.provider, "params.provider", managed=True)
             provider = ls.gauge.add_provider(entry)
+        from tokengauge.upstream.discovery import list_provider
+
         listing = await list_provider(ls.chats.client, provider, request.api_key)
         if listing.models is not None:  # no modelsChanged: VS Code is asking for them already
             ls.gauge.apply_discovery(provider.id, listing.models)
@@ -319,10 +358,14 @@ def create_server() -> TokenGaugeServer:
         with invalid_params():
             request = params_as(params, CheckKeyParams)
             provider = ls.gauge.provider(request.provider_id)
+        from tokengauge.upstream import key_check
+
         return unstructure(await key_check.check_key(ls.chats.client, provider, request.api_key))
 
     @server.feature(protocol.CHAT)
     async def chat(ls: TokenGaugeServer, params: Any) -> Any:
+        from tokengauge.chat import ChatError
+
         with invalid_params():
             request = params_as(params, ChatParams)
             try:

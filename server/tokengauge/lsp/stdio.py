@@ -28,6 +28,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from tokengauge.lsp.framing import Frame, FrameReader, Read
+from tokengauge.lsp.logs import stop_forwarding
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +42,16 @@ MessageId = int | str | None
 
 
 def can_read_as_pipe(stdin: BinaryIO) -> bool:
-    """Whether the event loop can watch `stdin` (a pipe, socket or terminal, not on Windows)."""
+    """Whether the event loop can watch `stdin` (a pipe, socket or terminal, not on Windows;
+    not another character device such as /dev/null, which epoll refuses)."""
     if sys.platform == "win32":
         return False
     try:
-        mode = os.fstat(stdin.fileno()).st_mode
+        fd = stdin.fileno()
+        mode = os.fstat(fd).st_mode
     except (OSError, ValueError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 async def open_reader(stdin: BinaryIO) -> Read:
@@ -153,13 +156,19 @@ async def _serve(server: LanguageServer, stdin: BinaryIO, stdout: BinaryIO) -> N
 
 
 def serve_stdio(server: LanguageServer) -> None:
-    """Serve `server` on stdin/stdout until the input ends or the client says exit."""
+    """Serve `server` on stdin/stdout until the input ends or the client says exit; a crash
+    is logged (with its traceback, on stderr too) and ends the process with status 1."""
     try:
         asyncio.run(_serve(server, sys.stdin.buffer, sys.stdout.buffer))
     except BrokenPipeError:
-        log.error("the client closed the connection; shutting down")
+        stop_forwarding()
+        log.info("the client closed the connection; stopping")
     except (KeyboardInterrupt, SystemExit):
         pass
+    except Exception:
+        log.critical("the server stopped on an unexpected error", exc_info=True)
+        raise SystemExit(1) from None
     finally:
+        stop_forwarding()
         with contextlib.suppress(Exception):
             server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated

@@ -17,7 +17,7 @@ import attrs
 
 from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
-from tokengauge.models.known import KnownModel, lookup_known_model
+from tokengauge.models.known import KnownModel, display_name, lookup_known_model
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,9 @@ def resolve_model(
     provider: ProviderSettings,
     discovered: DiscoveredModel | None = None,
 ) -> ModelSpec:
-    """Merge one configured model over what discovery found and its built-in entry."""
+    """Merge one configured model over what discovery found and its built-in entry. The name
+    is the configured one, else the provider's, else the one people know it by (`display_name`);
+    images only where the built-in table says the model takes them."""
     known: KnownModel | None = lookup_known_model(config.id)
     if discovered is not None:
         config = attrs.evolve(
@@ -130,13 +132,13 @@ def resolve_model(
     )
     return ModelSpec(
         id=config.id,
-        name=config.name or config.id,
+        name=config.name or display_name(config.id),
         family=config.family or (known.family if known else config.id),
         provider=provider,
         context_window=window,
         max_output_tokens=min(output, window - 1),
         reserved_output_tokens=config.reserved_output_tokens,
-        image_input=known.image_input if known else True,
+        image_input=known.image_input if known else False,
         tool_calling=known.tool_calling if known else True,
         pricing=config.pricing,
         known=known is not None,

@@ -35,9 +35,10 @@ import attrs
 
 @attrs.frozen
 class KnownModel:
-    """Published limits and capabilities of one model family, keyed by an id prefix."""
+    """Published name, limits and capabilities of one model family, keyed by an id prefix."""
 
     pattern: str  # lower-case id prefix this entry matches, e.g. "gpt-4o-mini"
+    name: str  # the name people know it by, e.g. "GPT-4o mini" (`NAMES`)
     family: str  # family name reported to VS Code, e.g. "claude-sonnet-4.5"
     vendor: str  # "openai" | "anthropic" | "google" | "deepseek" | "qwen" | "meta" | "mistral"
     context_window: int  # total tokens (input + output) the model accepts
@@ -46,7 +47,112 @@ class KnownModel:
     tool_calling: bool
 
 
-_M = KnownModel
+NAMES: Final[dict[str, str]] = {
+    "gpt-5": "GPT-5",
+    "gpt-5-mini": "GPT-5 mini",
+    "gpt-5-nano": "GPT-5 nano",
+    "gpt-5-pro": "GPT-5 pro",
+    "gpt-5-chat": "GPT-5 Chat",
+    "gpt-5.1": "GPT-5.1",
+    "gpt-5.1-chat": "GPT-5.1 Chat",
+    "gpt-5.2": "GPT-5.2",
+    "gpt-5.2-chat": "GPT-5.2 Chat",
+    "gpt-4.1": "GPT-4.1",
+    "gpt-4.1-mini": "GPT-4.1 mini",
+    "gpt-4.1-nano": "GPT-4.1 nano",
+    "gpt-4o": "GPT-4o",
+    "gpt-4o-2024-05-13": "GPT-4o (2024-05-13)",
+    "gpt-4o-mini": "GPT-4o mini",
+    "o1": "o1",
+    "o1-mini": "o1-mini",
+    "o1-preview": "o1-preview",
+    "o3": "o3",
+    "o3-mini": "o3-mini",
+    "o4-mini": "o4-mini",
+    "gpt-4-turbo": "GPT-4 Turbo",
+    "gpt-4": "GPT-4",
+    "gpt-3.5-turbo": "GPT-3.5 Turbo",
+    "gpt-oss": "gpt-oss",
+    "gpt-oss-20b": "gpt-oss-20b",
+    "gpt-oss-120b": "gpt-oss-120b",
+    "claude-opus-5-5": "Claude Opus 5.5",
+    "claude-opus-5": "Claude Opus 5",
+    "claude-sonnet-5": "Claude Sonnet 5",
+    "claude-opus-4-7": "Claude Opus 4.7",
+    "claude-opus-4-6": "Claude Opus 4.6",
+    "claude-sonnet-4-6": "Claude Sonnet 4.6",
+    "claude-opus-4-5": "Claude Opus 4.5",
+    "claude-sonnet-4-5": "Claude Sonnet 4.5",
+    "claude-haiku-4-5": "Claude Haiku 4.5",
+    "claude-opus-4-1": "Claude Opus 4.1",
+    "claude-opus-4": "Claude Opus 4",
+    "claude-sonnet-4": "Claude Sonnet 4",
+    "claude-3-7-sonnet": "Claude Sonnet 3.7",
+    "claude-3-5-sonnet": "Claude Sonnet 3.5",
+    "claude-3-5-haiku": "Claude Haiku 3.5",
+    "claude-3-opus": "Claude Opus 3",
+    "claude-3-haiku": "Claude Haiku 3",
+    "gemini-3.1-pro": "Gemini 3.1 Pro",
+    "gemini-3-pro": "Gemini 3 Pro",
+    "gemini-3-flash": "Gemini 3 Flash",
+    "gemini-2.5-pro": "Gemini 2.5 Pro",
+    "gemini-2.5-flash": "Gemini 2.5 Flash",
+    "gemini-2.5-flash-lite": "Gemini 2.5 Flash-Lite",
+    "gemini-2.0-flash": "Gemini 2.0 Flash",
+    "gemini-2.0-flash-lite": "Gemini 2.0 Flash-Lite",
+    "deepseek-chat": "DeepSeek V3",
+    "deepseek-reasoner": "DeepSeek R1",
+    "qwen3": "Qwen3",
+    "qwen3-coder": "Qwen3 Coder",
+    "qwen2.5": "Qwen2.5",
+    "qwen2.5-coder": "Qwen2.5 Coder",
+    "llama-3.1": "Llama 3.1",
+    "llama-3.2": "Llama 3.2",
+    "llama-3.2-vision": "Llama 3.2 Vision",
+    "llama-3.2-11b-vision": "Llama 3.2 11B Vision",
+    "llama-3.2-90b-vision": "Llama 3.2 90B Vision",
+    "llama-3.3": "Llama 3.3",
+    "llama-4-scout": "Llama 4 Scout",
+    "llama4-16x17b": "Llama 4 Scout",
+    "llama-4-maverick": "Llama 4 Maverick",
+    "llama4-128x17b": "Llama 4 Maverick",
+    "mistral-large": "Mistral Large",
+    "codestral": "Codestral",
+    "codestral-2405": "Codestral (2405)",
+    "codestral-22b": "Codestral 22B",
+    "devstral": "Devstral",
+    "devstral-small": "Devstral Small",
+    "devstral-medium": "Devstral Medium",
+    "devstral-2": "Devstral 2",
+    "devstral-2512": "Devstral 2 (2512)",
+    "devstral-small-2": "Devstral Small 2",
+    "devstral-small-2512": "Devstral Small 2 (2512)",
+}
+"""Each entry's name as its vendor writes it (OpenAI: "GPT-4o mini", "o3"; Anthropic's current
+order: "Claude Sonnet 3.7"); the table's rows take theirs from here."""
+
+
+def _M(
+    pattern: str,
+    family: str,
+    vendor: str,
+    context_window: int,
+    max_output_tokens: int,
+    image_input: bool,
+    tool_calling: bool,
+) -> KnownModel:
+    """One row of the table, named from `NAMES`."""
+    return KnownModel(
+        pattern,
+        NAMES[pattern],
+        family,
+        vendor,
+        context_window,
+        max_output_tokens,
+        image_input,
+        tool_calling,
+    )
+
 
 # Columns: pattern, family, vendor, context_window, max_output_tokens, image_input, tool_calling.
 KNOWN_MODELS: Final[tuple[KnownModel, ...]] = (
@@ -184,15 +290,19 @@ def _normalise(text: str) -> str:
     return _GLUED_FAMILY.sub(r"\1", text)
 
 
-def _candidates(model_id: str) -> list[str]:
-    """Normalised spellings of `model_id` to look up, most specific first."""
+def _spellings(model_id: str) -> list[str]:
+    """`model_id` without gateway or Bedrock prefix, with its tag and without, lower-case."""
     text = model_id.strip().lower()
     text = text.removeprefix("ft:")  # OpenAI fine-tunes: "ft:gpt-4o-mini-2024-07-18:org::id"
     text = text.rsplit("/", 1)[-1]
     text = _BEDROCK_PREFIX.sub("", text)
     name, _, tag = text.partition(":")
-    spellings = [f"{name}-{tag}", name] if tag else [name]
-    return [normalised for s in spellings if (normalised := _normalise(s))]
+    return [f"{name}-{tag}", name] if tag else [name]
+
+
+def _candidates(model_id: str) -> list[tuple[str, str]]:
+    """Spellings of `model_id` to look up, most specific first, each with its normalised form."""
+    return [(s, normalised) for s in _spellings(model_id) if (normalised := _normalise(s))]
 
 
 def _matches(key: str, candidate: str) -> bool:
@@ -216,10 +326,119 @@ _INDEX: Final[tuple[tuple[str, KnownModel], ...]] = tuple(
 )
 
 
-def lookup_known_model(model_id: str) -> KnownModel | None:
-    """Best match for a model id as users and gateways spell it."""
-    for candidate in _candidates(model_id):
+def _lookup(model_id: str) -> tuple[KnownModel, str, str] | None:
+    """The best match, the spelling that matched, and what the normalised spelling has after
+    the entry's pattern ("" or "-" and more)."""
+    for spelling, candidate in _candidates(model_id):
         for key, model in _INDEX:
             if _matches(key, candidate):
-                return model
+                return model, spelling, candidate[len(key) :]
     return None
+
+
+def lookup_known_model(model_id: str) -> KnownModel | None:
+    """Best match for a model id as users and gateways spell it."""
+    found = _lookup(model_id)
+    return None if found is None else found[0]
+
+
+# --- Names --------------------------------------------------------------------------------------
+
+# Words of an id: "." and "_" stay inside a word ("1.5b", "q4_k_m").
+_WORD_SEPARATORS: Final = re.compile(r"[-\s:@/]+")
+_SIZE: Final = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?[bmk]$")  # "7b", "1.5b", "135m", "8x7b"
+_ACTIVE_SIZE: Final = re.compile(r"^a\d+(?:\.\d+)?b$")  # "a3b" (3B active parameters)
+_QUANTISATION: Final = re.compile(r"^(?:i?q\d\w*|fp\d+|bf16|int\d+)$")  # "q4_k_m", "fp16"
+_NUMBER: Final = re.compile(r"^\d+(?:\.\d+)*$")  # "3.3", "20250929", "0613"
+_GLUED: Final = re.compile(r"^([a-z]+)(\d+(?:\.\d+)*)$")  # "qwen2.5", "phi4", "r1"
+_WORD: Final = re.compile(r"^[a-z]{1,20}$")
+_SPELLED: Final = {
+    "deepseek": "DeepSeek",
+    "free": "(free)",
+    "glm": "GLM",
+    "gpt": "GPT",
+    "it": "IT",
+    "moe": "MoE",
+    "oss": "OSS",
+    "vl": "VL",
+}
+"""Words written otherwise than capitalised."""
+_DROPPED: Final = frozenset({"latest"})
+_BEDROCK_VERSION: Final = re.compile(r"-v\d+(?::\d+)?$", re.IGNORECASE)  # "-v1:0"
+
+
+def _word(token: str) -> str | None:
+    """One word of an id as a name writes it; None if it does not look like a word."""
+    if token in _SPELLED:
+        return _SPELLED[token]
+    if _SIZE.match(token) or _ACTIVE_SIZE.match(token):
+        return token[:-1].upper().replace("X", "x") + token[-1].upper()
+    if _QUANTISATION.match(token):
+        return token.upper()
+    if _NUMBER.match(token):
+        return token
+    if _WORD.match(token):
+        return token.capitalize()
+    glued = _GLUED.match(token)
+    if glued is None:
+        return None
+    letters, version = glued.groups()
+    spelled = _SPELLED.get(letters) or (letters.upper() if len(letters) == 1 else None)
+    return (spelled or letters.capitalize()) + version
+
+
+def _words(tokens: list[str]) -> str | None:
+    """The words of an id as a name ("" for none); None if one of them is not clear."""
+    words: list[str] = []
+    for token in tokens:
+        if token in _DROPPED:
+            continue
+        word = _word(token)
+        if word is None:
+            return None
+        if (
+            len(word) == 2
+            and word.isdigit()
+            and words
+            and re.fullmatch(r"\d{4}(-\d\d)?", words[-1])
+        ):
+            words[-1] += f"-{word}"  # a date: "2024-08-06"
+        else:
+            words.append(word)
+    return " ".join(words)
+
+
+def _tail(spelling: str, rest: str) -> list[str] | None:
+    """The words of `spelling` that make up `rest` (its normalised end, after a pattern)."""
+    tokens = [token for token in _WORD_SEPARATORS.split(spelling) if token]
+    wanted = rest.lstrip("-")
+    for count in range(1, len(tokens) + 1):
+        if _normalise("-".join(tokens[-count:])) == wanted:
+            return tokens[-count:]
+    return None
+
+
+def display_name(model_id: str) -> str:
+    """The name people know a model by: the table's, with the words the id adds ("Llama 3.1
+    70B", "GPT-4o 2024-08-06"); for an id not in the table, its words ("qwen2.5-coder:7b" →
+    "Qwen2.5 Coder 7B"); the id itself where a word is not clear (a fine-tune, a hash)."""
+    text = model_id.strip()
+    if text.lower().startswith("ft:"):
+        return model_id
+    if _BEDROCK_PREFIX.match(text.lower()):
+        text = _BEDROCK_VERSION.sub("", text)
+    spellings = _spellings(text)
+    found = _lookup(text)
+    if found is None:
+        tokens = [t for t in _WORD_SEPARATORS.split(spellings[0]) if t] if spellings else []
+        return _words(tokens) or model_id
+    model, spelling, rest = found
+    tail = _tail(spelling, rest) if rest else []
+    if tail and tail[0] == "0" and model.pattern[-1].isdigit():
+        tail = tail[1:]  # "claude-opus-4-0" is Claude Opus 4
+    if tail is not None and spelling != spellings[0]:  # matched without its tag: keep the tag
+        tail += [t for t in _WORD_SEPARATORS.split(spellings[0][len(spelling) :]) if t]
+    words = None if tail is None else _words(tail)
+    if words is None:
+        return model_id
+    return f"{model.name} {words}" if words else model.name
