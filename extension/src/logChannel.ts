@@ -22,26 +22,41 @@ const PYTHON_LEVELS: Record<string, Level> = {
 /** The client's own lines about a stop we asked for: normal, not errors. */
 const NORMAL_STOP = /^Server process exited with code 0\.?$/;
 
-/** Where one line goes and at which level. */
-export function classify(line: string, previous: Level): { level: Level; text: string } {
+/** What the line before said: its level, and whether a traceback is under way. */
+export interface LineState {
+    level: Level;
+    traceback: boolean;
+}
+
+export const FIRST_LINE: LineState = { level: 'info', traceback: false };
+
+/**
+ * Where one line goes and at which level. A plain line is the server's debug output (LSP's `Log`
+ * messages come without a prefix), unless it continues the line before: an indented line (the
+ * data of a client message, a traceback's frame) or anything in a traceback keeps its level.
+ */
+export function classify(line: string, previous: LineState): LineState & { text: string } {
     const client = CLIENT_LINE.exec(line);
     if (client) {
         const text = client[2];
-        return { level: NORMAL_STOP.test(text) ? 'info' : CLIENT_LEVELS[client[1]], text };
+        return { level: NORMAL_STOP.test(text) ? 'info' : CLIENT_LEVELS[client[1]], traceback: false, text };
     }
     const python = PYTHON_LINE.exec(line);
     if (python) {
-        return { level: PYTHON_LEVELS[python[1]], text: python[2] };
+        return { level: PYTHON_LEVELS[python[1]], traceback: python[1] === 'CRITICAL', text: python[2] };
     }
-    // A Python traceback is an error; any other continuation keeps the level of the line before.
-    return { level: line.startsWith('Traceback ') ? 'error' : previous, text: line };
+    if (line.startsWith('Traceback ')) {
+        return { level: 'error', traceback: true, text: line };
+    }
+    const continues = previous.traceback || /^\s/.test(line);
+    return { level: continues ? previous.level : 'debug', traceback: previous.traceback, text: line };
 }
 
 /** An `OutputChannel` for the language client that files every line in `log` at its level. */
 export class LevelledChannel implements vscode.OutputChannel {
     readonly name: string;
     private pending = '';
-    private level: Level = 'info';
+    private state: LineState = FIRST_LINE;
 
     constructor(private readonly log: vscode.LogOutputChannel) {
         this.name = log.name;
@@ -61,9 +76,9 @@ export class LevelledChannel implements vscode.OutputChannel {
         if (!line.trim()) {
             return;
         }
-        const { level, text } = classify(line, this.level);
-        this.level = level;
-        this.log[level](text);
+        const { text, ...state } = classify(line, this.state);
+        this.state = state;
+        this.log[state.level](text);
     }
 
     replace(value: string): void {

@@ -180,7 +180,7 @@ def with_trim(status: Status, trimmed: Trimmed) -> Status:
     """The status of a request the safety net had to shrink: says what went."""
     what = f"trimmed {trimmed.describe()} · {compact(trimmed.tokens)} tokens"
     tooltip = (
-        f"{status.tooltip}\n\nThe request did not fit the window: tokengauge {what} before "
+        f"{status.tooltip}\n\nThe request did not fit the window: Token Gauge {what} before "
         "sending it (tool results cut in the middle, oldest messages left out)."
     )
     return Status(text=f"{status.text} · {what}", tooltip=tooltip, severity="warning")

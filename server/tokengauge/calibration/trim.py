@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
-import tiktoken
 
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.counting.text import LONE_SURROGATE
 from tokengauge.messages import Message, Part, TextPart, ToolResultPart
+
+if TYPE_CHECKING:
+    import tiktoken
 
 MIN_KEPT_TOKENS: Final = 200
 """A tool result is never cut below this many tokens."""
