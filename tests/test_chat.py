@@ -88,6 +88,13 @@ def params(text: str) -> ChatParams:
     return ChatParams("req-1", "gpt-4o", [Message("user", [TextPart(text)])])
 
 
+def conversation(text: str) -> ChatParams:
+    """A request of a conversation (more than a question and its instructions): it moves the
+    status bar, where a helper's request (a chat title) does not."""
+    turns = [Message("user", [TextPart("before")]), Message("assistant", [TextPart("answer")])]
+    return ChatParams("req-1", "gpt-4o", [*turns, Message("user", [TextPart(text)])])
+
+
 async def test_a_chat_streams_its_parts_then_its_usage_and_learns():
     sink = Recorded()
     async with running_upstream() as upstream, runner(upstream, sink) as chats:
@@ -149,19 +156,19 @@ NO_USAGE = (
         pytest.param(
             [Scripted(status=503), Scripted(body=NO_USAGE)],
             "ok",
-            ("$(pulse) gpt-4o: answered", "info"),
+            ("$(pulse) GPT-4o: answered", "info"),
             id="answered-without-usage",
         ),
         pytest.param(
             [Scripted(status=429, headers={"retry-after": "0"}, times=3)],
             "rate limited (429)",
-            ("$(error) gpt-4o: rate limited (429)", "error"),
+            ("$(error) GPT-4o: rate limited (429)", "error"),
             id="failed",
         ),
         pytest.param(
             [Scripted(status=502), Scripted(status=401)],
             "key rejected (401)",
-            ("$(error) gpt-4o: key rejected (401)", "error"),
+            ("$(error) GPT-4o: key rejected (401)", "error"),
             id="failed-otherwise",
         ),
     ],
@@ -196,7 +203,7 @@ async def test_cancelling_a_retry_wait_puts_the_status_right(history: bool):
 
     async with running_upstream() as upstream, runner(upstream, sink, sleep) as chats:
         if history:
-            await chats.run(params("first"))
+            await chats.run(conversation("first"))
         before = list(sink.statuses)
         upstream.script(Scripted(status=503))
         task = asyncio.ensure_future(chats.run(params("again")))
@@ -209,7 +216,7 @@ async def test_cancelling_a_retry_wait_puts_the_status_right(history: bool):
     if history:  # the usage status of the request before
         assert last == before[-1] and last.text.startswith("$(pulse) ")
     else:
-        assert (last.text, last.severity) == ("$(pulse) gpt-4o: cancelled", "info")
+        assert (last.text, last.severity) == ("$(pulse) GPT-4o: cancelled", "info")
 
 
 async def test_a_rate_limit_that_outlasts_the_tries_says_how_long_to_wait():

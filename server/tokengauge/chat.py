@@ -253,7 +253,7 @@ class ChatRunner:
         if not chat.status_owed:
             return
         chat.status_owed = False
-        status = self.gauge.status() if severity != "error" else None
+        status = self.gauge.conversation_status() if severity != "error" else None
         self.sink.status(status or request_ended(chat.model.name, outcome, severity))
 
     async def _recover_from_status(
@@ -350,11 +350,8 @@ class ChatRunner:
             self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
-            if status is not None:
-                chat.status_owed = False
-                self.sink.status(
-                    with_trim(status, chat.trimmed) if chat.trimmed.changed else status
-                )
+            chat.status_owed = False
+            self.sink.status(with_trim(status, chat.trimmed) if chat.trimmed.changed else status)
         data = openai_usage(usage)
         trimmed = None
         if chat.trimmed.changed:

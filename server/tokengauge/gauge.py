@@ -325,8 +325,12 @@ class Gauge:
         )
 
     def status(self) -> Status:
-        """Status-bar content: the last conversation request of this session, else the one the
-        ledger remembers from an earlier session, else how many models are ready."""
+        """Status-bar content: the last conversation request, else how many models are ready."""
+        return self.conversation_status() or ready_status([model.name for model in self.catalog])
+
+    def conversation_status(self) -> Status | None:
+        """The status of the last conversation request of this session, else of the one the
+        ledger remembers from an earlier session; None when there is none."""
         if self.last is not None:
             model = self.model(self.last.model_id)
             figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
@@ -339,7 +343,7 @@ class Gauge:
                 return render_status(figures, earlier=True)
         except UnknownModelError:
             pass  # a model no longer offered
-        return ready_status([model.name for model in self.catalog])
+        return None
 
     def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
         """A request's figures against the model's sizes as `model_info` reports them."""

@@ -450,7 +450,7 @@ async def test_only_a_litellm_proxy_is_asked_for_model_info(
             models = await s.models()
         assert [request.path for request in up.requests] == paths
         assert all(request.status == 200 for request in up.requests)
-    expected = Expected("acme-proxy-model", "acme-proxy-model", *sizes)
+    expected = Expected("acme-proxy-model", "Acme Proxy Model", *sizes)
     assert_model(models["acme-proxy-model"], expected, "proxy")
 
 
