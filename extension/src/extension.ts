@@ -67,8 +67,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             (report) => {
                 for (const { providerId, models, error } of report.providers) {
                     if (error) {
-                        log.warn(`${providerId}: no model list. ${error}`);
-                        void askForMissingKey(providerId);
+                        void askForMissingKey(providerId); // the server has logged why
                     } else {
                         log.info(`${providerId}: ${models} models listed`);
                     }

@@ -47,18 +47,20 @@ export function groupProvider(group: string, configuration: GroupConfiguration):
     };
 }
 
-/** The provider's name for a group: the API's label, and the host when it is not the usual one. */
+/**
+ * The provider's name for a group: the API's label at its usual address, else the host it is at
+ * (short: Manage Models shows a listing error in one narrow cell, and the group's name above it).
+ */
 export function groupName(configuration: GroupConfiguration, presets: Preset[]): string {
     const preset = presets.find((p) => p.id === configuration.preset);
-    const label = preset?.label ?? configuration.preset ?? 'API';
     const url = configuration.baseUrl?.trim();
     if (!url || url === preset?.baseUrl) {
-        return label;
+        return preset?.label ?? configuration.preset ?? 'API';
     }
     try {
-        return `${label} at ${new URL(url).host}`;
+        return new URL(url).host;
     } catch {
-        return `${label} at ${url}`;
+        return url;
     }
 }
 

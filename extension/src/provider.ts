@@ -128,6 +128,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         }
         const added = this.server.request(Methods.addProvider, params);
         this.registrations.set(group, { values, added });
+        // The server logs a failed listing itself; a failed request is logged here, once.
+        added.catch((error: unknown) => this.log.warn(`${group}: ${plain(error).message}`));
         added.catch(() => {
             if (this.registrations.get(group)?.added === added) {
                 this.registrations.delete(group);
@@ -203,16 +205,12 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
                 return models.filter((m) => !this.groups.has(m.providerId));
             }
             const added = await this.register(group, configuration);
-            if (added.error !== null) {
-                this.log.warn(`${group}: ${added.error}`);
-                if (added.models.length === 0) {
-                    throw new PlainError(added.error);
-                }
+            if (added.error !== null && added.models.length === 0) {
+                throw new PlainError(added.error);
             }
             return added.models;
         } catch (error) {
             // VS Code shows this beside the group in Manage Models.
-            this.log.warn(`${group ?? 'settings'}: no models. ${plain(error).message}`);
             throw plain(error);
         }
     }

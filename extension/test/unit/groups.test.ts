@@ -50,14 +50,14 @@ void test('the manifest\'s presets: labels, default URLs, and which need a URL o
     assert.equal(presets.length, 12);
 });
 
-void test('a group is named after its API, and its host when that is not the usual one', () => {
+void test('a group is named after its API at its usual address, else after its host', () => {
     const manifest = JSON.parse(readFileSync(join(__dirname, '../../../../package.json'), 'utf8')) as unknown;
     const presets = readPresets(manifest);
     assert.equal(groupName({ preset: 'openrouter' }, presets), 'OpenRouter');
     assert.equal(groupName({ preset: 'openai', baseUrl: 'https://api.openai.com/v1' }, presets), 'OpenAI');
     assert.equal(
         groupName({ preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' }, presets),
-        'Other OpenAI-compatible API at 127.0.0.1:8080',
+        '127.0.0.1:8080',
     );
 });
 

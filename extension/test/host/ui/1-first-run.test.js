@@ -72,20 +72,28 @@ describe('a first run, in the workbench', function () {
         assert.strictEqual(gpt.name, 'GPT-4o');
     });
 
-    it('answers in the chat with a model of that provider', async () => {
-        const [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' });
-        // A conversation (more than a question and its instructions), so it moves the status bar.
+    it('answers in the chat with a model of that provider, and the status bar shows the window used', async () => {
+        const [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'qwen2.5-coder:7b' });
+        // A conversation (more than a question and its instructions), so it moves the status bar:
+        // about half of the model's 32k window.
+        const files = Array.from({ length: 120 }, (_, i) => `function step${i}(input) {\n  return input.map((x) => x * ${i} + 1);\n}\n`).join('\n');
         const response = await model.sendRequest([
-            vscode.LanguageModelChatMessage.User('a first question'),
-            vscode.LanguageModelChatMessage.Assistant('a first answer'),
+            vscode.LanguageModelChatMessage.User(`Here is my code:\n${files.repeat(6)}`),
+            vscode.LanguageModelChatMessage.Assistant('It maps each input through a linear step.'),
             vscode.LanguageModelChatMessage.User('hello there'),
         ], {});
         let text = '';
         for await (const part of response.text) text += part;
         assert.match(text, /^ok: hello there/);
         const shown = api().statusShown();
-        assert.match(shown.text, /^\$\(pulse\) \d+ \/ [\d.]+k · \d+%$/);
-        await ui([{ shot: 'status-bar' }]);
+        assert.match(shown.text, /^\$\(pulse\) [\d.]+k \/ [\d.]+k · \d+%$/);
+        const [tooltip] = await ui([
+            { hover: '[id$="tokenGauge.status"]' }, { waitSelector: '.monaco-hover' }, { wait: 500 },
+            { shot: 'status-bar', clip: { x: 640, y: 300, width: 640, height: 420 } },
+            { read: '.monaco-hover' },
+        ]);
+        assert.match(tooltip.join('\n'), /of the model's window/);
+        await ui([{ press: 'Escape' }]);
     });
 
     it('shows the rejected key beside a provider whose key is wrong', async () => {
