@@ -128,8 +128,13 @@ describe('tokengauge in VS Code', function () {
     it('shows the real usage in the status bar after a response', async () => {
         const api = vscode.extensions.getExtension('tokengauge.tokengauge').exports;
         const gpt = await model('gpt-4o');
+        // A conversation's request (a lone question without tools is taken for Copilot's helpers).
         const response = await gpt.sendRequest(
-            [vscode.LanguageModelChatMessage.User('status please')],
+            [
+                vscode.LanguageModelChatMessage.User('a question'),
+                vscode.LanguageModelChatMessage.Assistant('an answer'),
+                vscode.LanguageModelChatMessage.User('status please'),
+            ],
             {},
             new vscode.CancellationTokenSource().token,
         );
@@ -138,8 +143,10 @@ describe('tokengauge in VS Code', function () {
         const trueInput = requests[requests.length - 1].prompt_tokens;
         const usage = await api.usage();
         assert.strictEqual(usage.latest.inputTokens, trueInput);
-        const percent = Math.round((trueInput / gpt.maxInputTokens) * 100);
-        assert.strictEqual(api.statusText(), `$(pulse) ${trueInput} / 112k · ${percent}%`);
+        // Against the window as Copilot's context widget has it: input budget + output, GPT-4o's 128k.
+        const window = 128000;
+        const percent = Math.round((trueInput / window) * 100);
+        assert.strictEqual(api.statusText(), `$(pulse) ${trueInput} / 128k · ${percent}%`);
     });
 
     it('keeps working after the Python server is killed', async () => {

@@ -87,6 +87,7 @@ describe('a first run, in the workbench', function () {
         assert.match(text, /^ok: hello there/);
         const shown = api().statusShown();
         assert.match(shown.text, /^\$\(pulse\) [\d.]+k \/ [\d.]+k · \d+%$/);
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors'); // Manage Models covers the window
         const [tooltip] = await ui([
             { hover: '[id$="tokenGauge.status"]' }, { waitSelector: '.monaco-hover' }, { wait: 500 },
             { shot: 'status-bar', clip: { x: 640, y: 300, width: 640, height: 420 } },
