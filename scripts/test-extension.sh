@@ -60,7 +60,7 @@ settings() {  # settings.json for tokengauge pointed at the test upstream, with 
 JSON
 }
 UI_KEY=sk-tg-ui-0123456789
-UI_UPSTREAM_CONFIG='{"listing": "openai", "api_root": "/v1", "models": [{"id": "gpt-4o"}, {"id": "qwen2.5-coder:7b", "context_window": 32768}], "model": {"require_api_key": "'$UI_KEY'"}}'
+UI_UPSTREAM_CONFIG='{"listing": "openai", "api_root": "/v1", "models": [{"id": "gpt-4o"}, {"id": "qwen2.5-coder:7b", "context_window": 32768}], "model": {"require_api_key": "'$UI_KEY'", "listed_only": true}}'
 ui_settings() {  # a first run: no provider configured, Copilot Chat signed out (anonymous), this Python
     cat <<JSON
 {

@@ -185,7 +185,7 @@ export class ServerConnection implements vscode.Disposable {
 
     /** Whether the server answers now (not starting, not stopped). */
     get isRunning(): boolean {
-        return this.starting === undefined && this.client?.state === State.Running;
+        return this.client?.state === State.Running;
     }
 
     async stop(): Promise<void> {

@@ -77,14 +77,19 @@ describe('a first run, in the workbench', function () {
         // A conversation (more than a question and its instructions), so it moves the status bar:
         // about half of the model's 32k window.
         const files = Array.from({ length: 120 }, (_, i) => `function step${i}(input) {\n  return input.map((x) => x * ${i} + 1);\n}\n`).join('\n');
-        const response = await model.sendRequest([
+        const conversation = [
             vscode.LanguageModelChatMessage.User(`Here is my code:\n${files.repeat(6)}`),
             vscode.LanguageModelChatMessage.Assistant('It maps each input through a linear step.'),
-            vscode.LanguageModelChatMessage.User('hello there'),
-        ], {});
-        let text = '';
-        for await (const part of response.text) text += part;
-        assert.match(text, /^ok: hello there/);
+        ];
+        // Twice: the second turn is counted with what the first taught.
+        for (const question of ['hello there', 'and now?']) {
+            conversation.push(vscode.LanguageModelChatMessage.User(question));
+            const response = await model.sendRequest(conversation, {});
+            let text = '';
+            for await (const part of response.text) text += part;
+            assert.match(text, new RegExp(`^ok: ${question.replace('?', '\\?')}`));
+            conversation.push(vscode.LanguageModelChatMessage.Assistant(text));
+        }
         const shown = api().statusShown();
         assert.match(shown.text, /^\$\(pulse\) [\d.]+k \/ [\d.]+k · \d+%$/);
         await vscode.commands.executeCommand('workbench.action.closeAllEditors'); // Manage Models covers the window

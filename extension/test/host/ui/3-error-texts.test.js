@@ -1,0 +1,135 @@
+// The exact text a person reads for each way a request can fail, as a chat participant (Copilot)
+// gets it from vscode.lm: what happened, naming the provider and the URL, then what to do.
+'use strict';
+const assert = require('assert');
+const net = require('net');
+const vscode = require('vscode');
+
+const UPSTREAM = process.env.TG_UPSTREAM;
+const KEY = process.env.TG_UI_KEY;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const HOST = new URL(UPSTREAM).host;
+
+function closedPort() {
+    return new Promise((resolve) => {
+        const server = net.createServer().listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+async function configure(providers, models) {
+    const config = vscode.workspace.getConfiguration('tokenGauge');
+    await config.update('providers', providers, vscode.ConfigurationTarget.Global);
+    await config.update('models', models, vscode.ConfigurationTarget.Global);
+}
+
+/** The error message a consumer of vscode.lm gets from `id`. */
+async function failure(id) {
+    let model;
+    for (let i = 0; i < 100 && !model; i++) {
+        [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id });
+        if (!model) await sleep(200);
+    }
+    assert.ok(model, `model ${id} not listed`);
+    try {
+        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('hello')], {});
+        for await (const part of response.text) void part;
+    } catch (error) {
+        return error.message;
+    }
+    throw new Error(`${id} answered`);
+}
+
+const sized = { contextWindow: 32768, maxOutputTokens: 4096 };
+
+describe('error texts, each as a person reads it', function () {
+    this.timeout(120000);
+    let closed;
+
+    before(async () => {
+        closed = await closedPort();
+        await configure(
+            [
+                { id: 'unknown-host', baseUrl: 'http://nonexistent.invalid/v1', discover: false },
+                { id: 'tls', baseUrl: `https://${HOST}/v1`, discover: false },
+                { id: 'local', baseUrl: `${UPSTREAM}/v1`, discover: false },
+            ],
+            [
+                { id: 'dns-model', provider: 'unknown-host', ...sized },
+                { id: 'tls-model', provider: 'tls', ...sized },
+                { id: 'no-such-model', provider: 'local', ...sized },
+                { id: 'gpt-4o', provider: 'local' },
+            ],
+        );
+        await vscode.commands.executeCommand('tokenGauge.setApiKey', 'local', KEY);
+    });
+
+    // The reloaded window (ui-reload) starts with the Manage Models providers only.
+    after(() => configure([], []));
+
+    it('a host name that does not resolve', async () => {
+        assert.strictEqual(
+            await failure('dns-model'),
+            'unknown-host could not be reached at http://nonexistent.invalid/v1/chat/completions: the host name ' +
+                "nonexistent.invalid was not found. Check the host name in unknown-host's base URL in the " +
+                'tokenGauge.providers setting, and your network connection.',
+        );
+    });
+
+    it('https:// to a server that speaks plain HTTP', async () => {
+        assert.strictEqual(
+            await failure('tls-model'),
+            `tls could not be reached at https://${HOST}/v1/chat/completions: the TLS handshake with ${HOST} failed ` +
+                "(wrong version number). If the server speaks plain HTTP, use http:// in tls's base URL in the " +
+                'tokenGauge.providers setting.',
+        );
+    });
+
+    it('a model the provider does not have', async () => {
+        const text = await failure('no-such-model');
+        assert.ok(
+            text.startsWith(`local has no model named no-such-model at ${UPSTREAM}/v1/chat/completions (404 Not Found)`),
+            text,
+        );
+        assert.ok(text.endsWith('Choose another model, or check the model id local expects.'), text);
+    });
+
+    it('a rate limit that asks for a longer wait than a chat is held for', async () => {
+        await fetch(`${UPSTREAM}/_control/script`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+                responses: [{
+                    status: 429,
+                    headers: { 'retry-after': '90' },
+                    content_type: 'application/json',
+                    body: JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }),
+                }],
+            }),
+        });
+        assert.strictEqual(
+            await failure('gpt-4o'),
+            `local is limiting requests at ${UPSTREAM}/v1/chat/completions (429 Too Many Requests) and asks to wait ` +
+                '90 s (it said: Rate limit reached for requests). Wait 90 s before sending again; if it keeps ' +
+                "happening, check your plan's limits with local.",
+        );
+    });
+
+    it('a proxy that refuses the connection', async () => {
+        process.env.HTTP_PROXY = `http://127.0.0.1:${closed}`;
+        try {
+            await vscode.commands.executeCommand('tokenGauge.restartServer');
+            assert.strictEqual(
+                await failure('gpt-4o'),
+                `local could not be reached at ${UPSTREAM}/v1/chat/completions: the proxy 127.0.0.1:${closed} failed ` +
+                    '(connection refused). Check that proxy, or the HTTPS_PROXY, HTTP_PROXY and NO_PROXY environment ' +
+                    'variables VS Code was started with.',
+            );
+        } finally {
+            delete process.env.HTTP_PROXY;
+            await vscode.commands.executeCommand('tokenGauge.restartServer');
+        }
+    });
+});
