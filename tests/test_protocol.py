@@ -100,11 +100,16 @@ def test_what_was_trimmed_is_said_only_when_something_was():
 
 def test_a_failed_discovery_says_why_with_nulls_kept():
     result = DiscoverModelsResult(
-        [ProviderDiscovery("up", 3, None), ProviderDiscovery("down", None, "HTTP 500")]
+        [
+            ProviderDiscovery("up", 3, None),
+            ProviderDiscovery("down", None, "HTTP 500"),
+            ProviderDiscovery("locked", None, "key rejected", key_rejected=True),
+        ]
     )
     assert unstructure(result) == {
         "providers": [
-            {"providerId": "up", "models": 3, "error": None},
-            {"providerId": "down", "models": None, "error": "HTTP 500"},
+            {"providerId": "up", "models": 3, "error": None, "keyRejected": False},
+            {"providerId": "down", "models": None, "error": "HTTP 500", "keyRejected": False},
+            {"providerId": "locked", "models": None, "error": "key rejected", "keyRejected": True},
         ]
     }

@@ -18,7 +18,6 @@ import { StatusBar } from './statusBar';
 import { currentToolStrings } from './toolStrings';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
-const LOCAL_HOSTS = /^https?:\/\/(localhost|127\.0\.0\.1)[:/]/;
 
 export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     const activatedAt = Date.now();
@@ -44,17 +43,9 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
     server.onNotification(Notifications.calibration, (params) => provider.onCalibration(params));
 
-    /** Ask a settings provider with no key for one, when its listing failed and it is not local. */
-    const askForMissingKey = async (providerId: string): Promise<void> => {
-        const entry = readSettings().providers.find((p) => p.id === providerId);
-        const url = entry?.baseUrl ?? presets.find((p) => p.id === entry?.preset)?.baseUrl ?? '';
-        if (!entry || LOCAL_HOSTS.test(url) || (await keys.get(providerId))) {
-            return;
-        }
-        const choice = await vscode.window.showWarningMessage(
-            `Token Gauge: ${providerId} lists no models without an API key. Set its key to use its models.`,
-            'Set API Key',
-        );
+    /** A provider that wants a key (none set, or the one set was turned down): say so, offer to set it. */
+    const askForKey = async (providerId: string, error: string): Promise<void> => {
+        const choice = await vscode.window.showWarningMessage(`Token Gauge: ${error}`, 'Set API Key');
         if (choice === 'Set API Key') {
             await vscode.commands.executeCommand(Commands.setApiKey, providerId);
         }
@@ -62,14 +53,15 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
 
     // List the providers' models (a local Ollama needs no key); failures only cost the listing.
     let discovered: Promise<void> = Promise.resolve();
-    const discover = (): Promise<void> => {
+    /** `askForKeys` off after a key was set: Set API Key has said what the provider made of it. */
+    const discover = (askForKeys = true): Promise<void> => {
         discovered = provider.discover(readSettings().providers.map((p) => p.id)).then(
             (report) => {
-                for (const { providerId, models, error } of report.providers) {
-                    if (error) {
-                        void askForMissingKey(providerId); // the server has logged why
-                    } else {
+                for (const { providerId, models, error, keyRejected } of report.providers) {
+                    if (error === null) {
                         log.info(`${providerId}: ${models} models listed`);
+                    } else if (keyRejected && askForKeys) {
+                        void askForKey(providerId, error); // the server has logged it
                     }
                 }
             },
@@ -111,7 +103,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         server,
         statusBar,
         vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
-        keys.onDidChange(() => void discover()),
+        keys.onDidChange(() => void discover(false)),
         ...registerCommands({ keys, server, log, settings: readSettings, presets, restart: start, modelCount }),
         vscode.workspace.onDidChangeConfiguration((event) => {
             statusBar.setEnabled(readSettings().statusBarEnabled);

@@ -94,9 +94,9 @@ export interface WarmCounts {
     scales: ModelScales[];
 }
 
-/** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not. */
+/** `tokenGauge/discoverModels`: per provider, how many models it listed, or why it could not (and whether it wants a key). */
 export interface DiscoveryReport {
-    providers: { providerId: string; models: number | null; error: string | null }[];
+    providers: { providerId: string; models: number | null; error: string | null; keyRejected: boolean }[];
 }
 
 /** A provider entry: `tokenGauge.providers[]` of the settings, or one configured in Manage Models. */

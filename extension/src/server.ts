@@ -60,6 +60,8 @@ export class ServerConnection implements vscode.Disposable {
     private starting: Promise<void> | undefined;
     /** Why the last start failed, for the requests that waited for it. */
     private startError: string | undefined;
+    /** Counts the starts asked for: only the newest one runs. */
+    private generation = 0;
     private readonly handlers = new Map<string, NotificationHandler>();
     private readonly running = new vscode.EventEmitter<void>();
     /** Fires each time the server (re)starts and answers: after `start` and after a crash. */
@@ -85,9 +87,15 @@ export class ServerConnection implements vscode.Disposable {
         this.client?.onNotification(method, untyped);
     }
 
-    /** Start (or restart) the server with these settings; requests sent meanwhile wait for it. */
+    /**
+     * Start (or restart) the server with these settings; requests sent meanwhile wait for it.
+     * Starts run one after another (a client still starting cannot be stopped), and a start that
+     * a newer one overtook while it waited is skipped.
+     */
     start(settings: ISettings): Promise<void> {
-        const starting = this.launch(settings);
+        const generation = ++this.generation;
+        const previous = this.starting?.catch(() => undefined) ?? Promise.resolve();
+        const starting = previous.then(() => (generation === this.generation ? this.launch(settings) : undefined));
         this.starting = starting;
         this.startError = undefined;
         const settled = (): void => {

@@ -211,6 +211,8 @@ class ProviderDiscovery:
     provider_id: str
     models: int | None
     error: str | None
+    key_rejected: bool = False
+    """The provider turned the key down or asked for one (401/403)."""
 
 
 @attrs.frozen

@@ -195,7 +195,14 @@ async def test_each_listing_shape_becomes_models_with_their_sizes(
             assert await s.models() == {}  # nothing configured, nothing discovered yet
             report = await s.discover(provider_id)
             assert report == {
-                "providers": [{"providerId": provider_id, "models": len(listed), "error": None}]
+                "providers": [
+                    {
+                        "providerId": provider_id,
+                        "models": len(listed),
+                        "error": None,
+                        "keyRejected": False,
+                    }
+                ]
             }
             assert s.models_changed == 1
             models = await s.models()
@@ -268,7 +275,11 @@ async def test_configuration_wins_over_discovery_which_wins_over_the_built_in_ta
             )
             assert_model(before["gpt-4o"], Expected("gpt-4o", "GPT-4o", 128_000, 16_384), "gateway")
             report = await s.discover("gateway", "quiet")
-            assert report == {"providers": [{"providerId": "gateway", "models": 3, "error": None}]}
+            assert report == {
+                "providers": [
+                    {"providerId": "gateway", "models": 3, "error": None, "keyRejected": False}
+                ]
+            }
             assert s.models_changed == 1
             models = await s.models()
         assert sorted(models) == ["acme/full", "acme/part", "gpt-4o"]
@@ -344,6 +355,7 @@ async def test_a_failure_keeps_what_was_discovered_before(tmp_path: Path):
                 f"at 127.0.0.1:{up.port} (connection refused). Start the server there, or "
                 "correct gateway's base URL in the tokenGauge.providers setting."
             )
+            assert report["providers"][0]["keyRejected"] is False  # no key to ask for
             assert s.models_changed == 1  # only the first discovery changed anything
             assert_model((await s.models())[expected.id], expected, "gateway")
             assert any("model discovery for gateway failed" in w for w in s.warnings())
@@ -481,3 +493,4 @@ async def test_a_rejected_listing_key_says_how_to_enter_another(tmp_path: Path):
         "Gauge: Set API Key' to enter a valid key for up."
     )
     assert any(error in warning for warning in warnings)
+    assert report["providers"][0]["keyRejected"] is True  # the extension asks for another

@@ -334,6 +334,7 @@ def create_server() -> TokenGaugeServer:
                 listing.provider_id,
                 None if listing.models is None else len(listing.models),
                 listing.error,
+                listing.key_rejected,
             )
             for listing in listings
         ]

@@ -25,7 +25,7 @@ from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import DiscoveredModel
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.dialects import provider_headers
-from tokengauge.upstream.errors import StreamStalled, UpstreamError
+from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain
 from tokengauge.upstream.http import get_json, join_url, server_root, timeouts_of
 from tokengauge.upstream.presets import preset_of
@@ -202,6 +202,8 @@ class Listing:
     provider_id: str
     models: list[DiscoveredModel] | None = None
     error: str | None = None
+    key_rejected: bool = False
+    """The provider turned the key down, or asked for one (401/403): a person should set it."""
 
 
 async def list_provider(
@@ -210,6 +212,7 @@ async def list_provider(
     """Ask one provider for its models with `key`; a failure is logged and said in words."""
     url = models_url(provider)
     limit = timeouts_of(client).listing
+    rejected = False
     try:
         models = await asyncio.wait_for(
             discover_models(client, provider, provider_headers(provider, key)), limit
@@ -221,6 +224,7 @@ async def list_provider(
         reason = str(exc)
     except UpstreamError as exc:
         reason = redact(explain(provider, url, exc, key_sent=bool(key)), key)
+        rejected = isinstance(exc, HttpStatusError) and exc.status in (401, 403)
     else:
         sized = sum(1 for model in models if model.context_window)
         log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)
@@ -228,7 +232,7 @@ async def list_provider(
     log.warning(
         "model discovery for %s failed: %s Using the configured models.", provider.id, reason
     )
-    return Listing(provider.id, error=reason)
+    return Listing(provider.id, error=reason, key_rejected=rejected)
 
 
 async def discover_providers(

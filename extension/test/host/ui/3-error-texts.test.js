@@ -4,6 +4,7 @@
 const assert = require('assert');
 const net = require('net');
 const vscode = require('vscode');
+const { notifications } = require('../ui');
 
 const UPSTREAM = process.env.TG_UPSTREAM;
 const KEY = process.env.TG_UI_KEY;
@@ -131,5 +132,19 @@ describe('error texts, each as a person reads it', function () {
             delete process.env.HTTP_PROXY;
             await vscode.commands.executeCommand('tokenGauge.restartServer');
         }
+    });
+
+    it('a provider that wants a key and has none: a notification offers to set it', async () => {
+        await configure([{ id: 'nokey', baseUrl: `${UPSTREAM}/v1` }], []);
+        let text;
+        for (let i = 0; i < 60 && !text; i++) {
+            text = (await notifications()).find((t) => t.startsWith('Token Gauge: nokey asked for an API key'));
+            if (!text) await sleep(500);
+        }
+        assert.strictEqual(
+            text,
+            `Token Gauge: nokey asked for an API key at ${UPSTREAM}/v1/models (401 Unauthorized), and none is set. ` +
+                "Run 'Token Gauge: Set API Key' to enter a valid key for nokey.",
+        );
     });
 });
