@@ -45,6 +45,8 @@ async function ui(page, request) {
       if (read !== undefined) reads.push(read);
     } catch (e) {
       error = `step ${JSON.stringify(s)}: ${String(e).split('\n')[0]}`;
+      const dir = process.env.DRIVE_SCREENSHOTS;   // what the workbench showed when the step failed
+      if (dir) await page.screenshot({ path: path.join(dir, `failed-${request.id}.png`) }).catch(() => {});
       break;
     }
   }

@@ -7,27 +7,17 @@ const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const vscode = require('vscode');
+const { until } = require('../support');
 const { ui } = require('../ui');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
-
-async function until(what, probe, ms = 30000) {
-    const t0 = Date.now();
-    for (;;) {
-        const value = await probe();
-        if (value) return value;
-        if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
-        await sleep(100);
-    }
-}
 
 describe('the window reloaded', function () {
     this.timeout(60000);
 
     it('offers the models at once, from the last session, and a chat sent while the server starts waits for it', async () => {
         await vscode.extensions.getExtension('tokengauge.tokengauge').activate();
-        const [model] = await until('models offered', () => vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' }).then((m) => m.length && m));
+        const [model] = await until('models offered', () => vscode.lm.selectChatModels({ vendor: 'tokengauge', id: 'gpt-4o' }).then((m) => m.length && m), 30000, 50);
         const sentBeforeServer = api().diagnostics.startup().serverMs === undefined;
         const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('sent at once')], {});
         let text = '';

@@ -4,21 +4,11 @@
 'use strict';
 const assert = require('assert');
 const vscode = require('vscode');
+const { until } = require('../support');
 const { ui, notifications } = require('../ui');
 
 const UPSTREAM = process.env.TG_UPSTREAM;
 const KEY = process.env.TG_UI_KEY;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what, probe, ms = 30000) {
-    const t0 = Date.now();
-    for (;;) {
-        const value = await probe();
-        if (value) return value;
-        if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
-        await sleep(250);
-    }
-}
 
 const ourModels = () => vscode.lm.selectChatModels({ vendor: 'tokengauge' });
 const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
@@ -28,7 +18,7 @@ const toast = (text) => until(`a notification saying "${text}"`, async () => (aw
 async function addModels(name, presetLabel, baseUrl, key) {
     await vscode.commands.executeCommand('workbench.action.chat.manage');
     await ui([
-        { clickText: 'Add Models', within: '.editor-instance, .monaco-editor-pane, body' },
+        { click: '.models-add-model-button' },
         { shot: 'add-models-menu' },
         { clickText: 'Token Gauge', within: '.context-view' },
         { wait: 1000 }, { shot: 'add-models-name' },

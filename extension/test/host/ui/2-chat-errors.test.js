@@ -2,38 +2,12 @@
 // what to do, naming the provider and URL, and no JavaScript stack.
 'use strict';
 const assert = require('assert');
-const net = require('net');
 const vscode = require('vscode');
+const { closedPort, configure, listed } = require('../support');
 const { ui } = require('../ui');
 
 const UPSTREAM = process.env.TG_UPSTREAM;
 const KEY = process.env.TG_UI_KEY;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A loopback port nothing listens on. */
-function closedPort() {
-    return new Promise((resolve) => {
-        const server = net.createServer().listen(0, '127.0.0.1', () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-    });
-}
-
-async function configure(providers, models) {
-    const config = vscode.workspace.getConfiguration('tokenGauge');
-    await config.update('providers', providers, vscode.ConfigurationTarget.Global);
-    await config.update('models', models, vscode.ConfigurationTarget.Global);
-}
-
-async function listed(id) {
-    for (let i = 0; i < 100; i++) {
-        const [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id });
-        if (model) return model;
-        await sleep(200);
-    }
-    throw new Error(`model ${id} not listed`);
-}
 
 /** Ask `id` in the chat view; the last response's text as the view shows it. */
 async function askInChat(id, query) {

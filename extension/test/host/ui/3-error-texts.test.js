@@ -2,38 +2,17 @@
 // gets it from vscode.lm: what happened, naming the provider and the URL, then what to do.
 'use strict';
 const assert = require('assert');
-const net = require('net');
 const vscode = require('vscode');
+const { closedPort, configure, listed, sleep } = require('../support');
 const { notifications } = require('../ui');
 
 const UPSTREAM = process.env.TG_UPSTREAM;
 const KEY = process.env.TG_UI_KEY;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const HOST = new URL(UPSTREAM).host;
-
-function closedPort() {
-    return new Promise((resolve) => {
-        const server = net.createServer().listen(0, '127.0.0.1', () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-    });
-}
-
-async function configure(providers, models) {
-    const config = vscode.workspace.getConfiguration('tokenGauge');
-    await config.update('providers', providers, vscode.ConfigurationTarget.Global);
-    await config.update('models', models, vscode.ConfigurationTarget.Global);
-}
 
 /** The error message a consumer of vscode.lm gets from `id`. */
 async function failure(id) {
-    let model;
-    for (let i = 0; i < 100 && !model; i++) {
-        [model] = await vscode.lm.selectChatModels({ vendor: 'tokengauge', id });
-        if (!model) await sleep(200);
-    }
-    assert.ok(model, `model ${id} not listed`);
+    const model = await listed(id);
     try {
         const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('hello')], {});
         for await (const part of response.text) void part;
