@@ -35,8 +35,14 @@ describe('error texts, each as a person reads it', function () {
                 { id: 'unknown-host', baseUrl: 'http://nonexistent.invalid/v1', discover: false },
                 { id: 'tls', baseUrl: `https://${HOST}/v1`, discover: false },
                 { id: 'local', baseUrl: `${UPSTREAM}/v1`, discover: false },
+                { id: 'closed', baseUrl: `http://127.0.0.1:${closed}/v1`, discover: false },
+                { id: 'nov1', baseUrl: UPSTREAM, discover: false },
+                { id: 'wrongkey', baseUrl: `${UPSTREAM}/v1`, discover: false },
             ],
             [
+                { id: 'closed-model', provider: 'closed', ...sized },
+                { id: 'nov1-model', provider: 'nov1', ...sized },
+                { id: 'qwen2.5-coder:7b', provider: 'wrongkey' },
                 { id: 'dns-model', provider: 'unknown-host', ...sized },
                 { id: 'tls-model', provider: 'tls', ...sized },
                 { id: 'no-such-model', provider: 'local', ...sized },
@@ -44,10 +50,37 @@ describe('error texts, each as a person reads it', function () {
             ],
         );
         await vscode.commands.executeCommand('tokenGauge.setApiKey', 'local', KEY);
+        await vscode.commands.executeCommand('tokenGauge.setApiKey', 'nov1', KEY);
+        await vscode.commands.executeCommand('tokenGauge.setApiKey', 'wrongkey', 'sk-wrong-key-000');
     });
 
     // The reloaded window (ui-reload) starts with the Manage Models providers only.
     after(() => configure([], []));
+
+    it('a closed port', async () => {
+        assert.strictEqual(
+            await failure('closed-model'),
+            `closed could not be reached at http://127.0.0.1:${closed}/v1/chat/completions: nothing is listening at ` +
+                `127.0.0.1:${closed} (connection refused). Start the server there, or correct closed's base URL in ` +
+                'the tokenGauge.providers setting.',
+        );
+    });
+
+    it('a base URL without /v1', async () => {
+        assert.strictEqual(
+            await failure('nov1-model'),
+            `nov1 answered 404 Not Found at ${UPSTREAM}/chat/completions: its base URL ${UPSTREAM} does not end in ` +
+                `/v1. Try ${UPSTREAM}/v1 as nov1's base URL in the tokenGauge.providers setting.`,
+        );
+    });
+
+    it('a key the provider rejects', async () => {
+        assert.strictEqual(
+            await failure('qwen2.5-coder:7b'),
+            `wrongkey rejected the API key at ${UPSTREAM}/v1/chat/completions (401 Unauthorized). Run 'Token Gauge: ` +
+                "Set API Key' to enter a valid key for wrongkey.",
+        );
+    });
 
     it('a host name that does not resolve', async () => {
         assert.strictEqual(
