@@ -128,9 +128,10 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         }
         const added = this.server.request(Methods.addProvider, params);
         this.registrations.set(group, { values, added });
-        // The server logs a failed listing itself; a failed request is logged here, once.
-        added.catch((error: unknown) => this.log.warn(`${group}: ${plain(error).message}`));
-        added.catch(() => {
+        // The server logs a failed listing itself; a failed request is logged here, once, and
+        // asked again next time.
+        added.catch((error: unknown) => {
+            this.log.warn(`${group}: ${plain(error).message}`);
             if (this.registrations.get(group)?.added === added) {
                 this.registrations.delete(group);
             }
