@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 from collections.abc import Sequence
 
 import attrs
@@ -17,6 +18,7 @@ from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
+from tokengauge.cost import CostTotal, cost_totals, request_cost, start_of_day
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
@@ -39,6 +41,7 @@ from tokengauge.protocol import (
     CountTokensResult,
     LatestRequest,
     ModelCalibration,
+    ModelCost,
     ModelInfo,
     ModelScales,
     RecordErrorParams,
@@ -85,6 +88,7 @@ class LastRequest:
     estimate: RequestEstimate
     input_tokens: int
     output_tokens: int | None
+    cost_usd: float | None = None
 
 
 class Gauge:
@@ -296,9 +300,10 @@ class Gauge:
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         copilot = self.copilot_view.messages(params.messages)
-        self.calibration.record_usage(model, estimate, params.usage, copilot)
+        cost = request_cost(params.usage, model.pricing)
+        self.calibration.record_usage(model, estimate, params.usage, copilot, cost)
         used, output = params.usage.total_input_tokens, params.usage.output_tokens
-        self.latest = LastRequest(model.id, estimate, used, output)
+        self.latest = LastRequest(model.id, estimate, used, output, cost)
         if not is_helper_request(estimate):
             self.last = self.latest
             remembered = LastConversation(model.id, used, output)
@@ -333,7 +338,13 @@ class Gauge:
         ledger remembers from an earlier session; None when there is none."""
         if self.last is not None:
             model = self.model(self.last.model_id)
-            figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
+            figures = attrs.evolve(
+                self._figures(model, self.last.input_tokens, self.last.output_tokens),
+                cost_usd=self.last.cost_usd,
+                today_usd=self._cost_totals().get(model.id, CostTotal()).today_usd
+                if self.last.cost_usd is not None
+                else None,
+            )
             return render_status(figures, self.last.estimate, self.calibration.ratios(model))
         earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
         try:
@@ -349,6 +360,10 @@ class Gauge:
         """A request's figures against the model's sizes as `model_info` reports them."""
         window = budget.effective_window(model, self.calibration.learned_limit(model.id))
         return Figures(model.name, used, self.max_input_tokens(model), window, output)
+
+    def _cost_totals(self) -> dict[str, CostTotal]:
+        """Known costs per model over the ledger's usage history, and since local midnight."""
+        return cost_totals(self.ledger.recent_usage(), start_of_day(time.time()))
 
     def usage_report(self) -> UsageResult:
         """Latest breakdown, per-model calibration and recent history, for the dashboard."""
@@ -372,6 +387,7 @@ class Gauge:
             )
             for model in self.catalog
         ]
+        totals = self._cost_totals()
         return UsageResult(
             epoch=self.epoch,
             pid=os.getpid(),
@@ -380,6 +396,11 @@ class Gauge:
             status=self.status(),
             models=models,
             history=self.ledger.recent_usage(HISTORY_IN_REPORT),
+            costs=[
+                ModelCost(model_id, total.total_usd, total.today_usd, total.requests)
+                for model_id, total in totals.items()
+            ],
+            today_usd=sum(total.today_usd for total in totals.values()) if totals else None,
         )
 
 

@@ -360,6 +360,8 @@ class UsageRecord:
     cache_write_tokens: int
     reasoning_tokens: int
     kind: str = "usage"
+    cost_usd: float | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """What the request cost in US dollars (`cost.request_cost`); left out when unknown."""
 
 
 @attrs.frozen
@@ -378,6 +380,17 @@ class OverflowRecord:
 
 
 @attrs.frozen
+class ModelCost:
+    """The known costs of one model's requests in the ledger's usage history."""
+
+    model_id: str
+    total_usd: float
+    today_usd: float
+    requests: int
+    """Requests with a known cost (those without one are not counted in either sum)."""
+
+
+@attrs.frozen
 class UsageResult:
     """`tokenGauge/usage`: the latest breakdown, per-model calibration and recent history."""
 
@@ -390,6 +403,10 @@ class UsageResult:
     history: list[dict[str, Any]]
     """The ledger's latest usage and overflow records (`UsageRecord`, `OverflowRecord`), as
     stored."""
+    costs: list[ModelCost] = attrs.field(factory=list)
+    """Per model with a known cost, over the ledger's whole usage history."""
+    today_usd: float | None = None
+    """The known costs of today's requests (local time), all models; None: none known."""
 
 
 @attrs.frozen(repr=False)

@@ -58,11 +58,19 @@ class ProviderSettings:
 
 @attrs.frozen
 class Pricing:
-    """Prices in US dollars per million tokens, for the usage dashboard."""
+    """Prices in US dollars per million tokens (`cost` prices a request with them).
+
+    Absent prices: cached input (cache reads) costs what input does; reasoning costs what
+    output does; a cache write has no price (a request that wrote the cache has no known cost),
+    since writes cost more than input at some APIs (Anthropic: 1.25x) -- a source that bills
+    them as input says so by giving the input price here.
+    """
 
     input_per_m_tok: float
     output_per_m_tok: float
     cached_input_per_m_tok: float | None = None
+    cache_write_per_m_tok: float | None = None
+    reasoning_per_m_tok: float | None = None
 
 
 @attrs.frozen
@@ -84,7 +92,7 @@ class ModelSettings:
     reserved_output_tokens: int | None = None
     """Output tokens kept free when telling VS Code the input budget."""
     pricing: Pricing | None = None
-    """Prices for the usage dashboard."""
+    """Prices; they win over discovery's and the built-in table's."""
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (

@@ -4,7 +4,8 @@ Text like `$(pulse) 18.4k / 33k · 56%`: the input tokens of the last request ov
 window as VS Code's own context widget counts it (`maxInputTokens + maxOutputTokens`, as we report
 them). Severity follows the input budget (`maxInputTokens`, what Copilot fills): `warning` at 75%,
 `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels both figures and
-gives the breakdown and the correction factors in use, as the log prints them. Before any request
+gives the breakdown, the request's cost and today's for the model (where prices are known) and
+the correction factors in use, as the log prints them. Before any request
 the status names the number of models ready. The last conversation request outlives the server
 as a ledger document (`LAST_CONVERSATION`), so a new session starts from it.
 """
@@ -18,6 +19,7 @@ import attrs
 
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import Trimmed
+from tokengauge.cost import format_usd
 from tokengauge.protocol import Severity, Status
 
 WARNING_AT: Final = 0.75
@@ -98,6 +100,10 @@ class Figures:
     window: int
     """`maxInputTokens + maxOutputTokens`: the window VS Code's context widget shows."""
     output_tokens: int | None = None
+    cost_usd: float | None = None
+    """What the request cost in US dollars; None: unknown (not shown)."""
+    today_usd: float | None = None
+    """The known costs of today's requests to this model; None: not shown."""
 
 
 def percent(part: int, whole: int) -> int:
@@ -135,6 +141,8 @@ def render_status(
     rows.append(f"| **input, as the API counted it** | **{used:,}** |")
     if figures.output_tokens is not None:
         rows.append(f"| output | {figures.output_tokens:,} |")
+    if figures.cost_usd is not None:
+        rows.append(f"| cost | {format_usd(figures.cost_usd)} |")
     paragraphs = [
         "\n".join(rows),
         f"{compact(used)} of the model's window ({compact(window)} = {compact(max_input)} input "
@@ -142,6 +150,8 @@ def render_status(
         f"{compact(used)} of the input budget ({compact(max_input)}): "
         f"{percent(used, max_input)}%",
     ]
+    if figures.today_usd is not None:
+        paragraphs.append(f"Today on this model: {format_usd(figures.today_usd)}")
     if ratios is not None:
         paragraphs.append(
             "Correction factors (measured ÷ estimated): "

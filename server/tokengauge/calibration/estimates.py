@@ -269,10 +269,12 @@ class Calibration:
         estimate: RequestEstimate,
         usage: Usage,
         copilot_messages: int | None = None,
+        cost_usd: float | None = None,
     ) -> bool:
         """Learn from a response's usage report; False if it taught nothing.
 
-        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`).
+        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`);
+        `cost_usd` what the request cost, kept with its record.
         """
         actual = usage.total_input_tokens
         if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
@@ -303,6 +305,7 @@ class Calibration:
                 cache_read_tokens=usage.cache_read_tokens,
                 cache_write_tokens=usage.cache_write_tokens,
                 reasoning_tokens=usage.reasoning_tokens,
+                cost_usd=cost_usd,
             )
         )
         return True

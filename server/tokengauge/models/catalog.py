@@ -1,15 +1,17 @@
 """The models tokengauge offers: configured models merged over the built-in table.
 
 A configured field wins; a missing one comes from what the provider's API said (discovery), then
-from `models.known`; a model that is in none of them gets conservative defaults (and a logged
-warning), since a too-large window would overflow. Discovered models that are not configured are
-offered too when their provider has `discover` on; what discovery found is kept in the ledger as
-documents (`to_documents`, `from_documents`).
+from `models.known` (prices: from `models.prices`; without any, a model has no cost); a model
+that is in none of them gets conservative defaults (and a logged warning), since a too-large
+window would overflow. Discovered models that are not configured are offered too when their
+provider has `discover` on; what discovery found is kept in the ledger as documents
+(`to_documents`, `from_documents`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -18,6 +20,7 @@ import attrs
 from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
 from tokengauge.models.known import KnownModel, display_name, lookup_known_model
+from tokengauge.models.prices import known_pricing
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 
 log = logging.getLogger(__name__)
@@ -28,30 +31,53 @@ FALLBACK_MAX_OUTPUT_TOKENS: Final = 4_096
 
 @attrs.frozen
 class DiscoveredModel:
-    """A model the provider lists, with whatever sizes it told us."""
+    """A model the provider lists, with whatever sizes and prices it told us."""
 
     id: str
     name: str | None = None
     context_window: int | None = None
     max_output_tokens: int | None = None
+    pricing: Pricing | None = None
 
 
 def to_documents(models: Iterable[DiscoveredModel]) -> list[dict[str, Any]]:
-    """Discovered models as JSON for the ledger."""
-    return [attrs.asdict(model) for model in models]
+    """Discovered models as JSON for the ledger (`pricing` left out when there is none)."""
+    return [
+        attrs.asdict(model, filter=lambda field, value: field.name != "pricing" or value)
+        for model in models
+    ]
 
 
 def from_documents(documents: Any) -> list[DiscoveredModel]:
-    """Discovered models back from the ledger (bad entries dropped)."""
+    """Discovered models back from the ledger (bad entries dropped, bad prices forgotten;
+    documents from before prices were kept have none)."""
     if not isinstance(documents, list):
         return []
     models = []
     for document in documents:
         try:
-            models.append(DiscoveredModel(**document))
-        except TypeError:
+            fields = dict(document)
+            pricing = _pricing_of(fields.pop("pricing", None))
+            models.append(DiscoveredModel(**fields, pricing=pricing))
+        except (TypeError, ValueError):
             continue
     return models
+
+
+def _pricing_of(document: Any) -> Pricing | None:
+    if not isinstance(document, dict):
+        return None
+    try:
+        pricing = Pricing(**document)
+    except TypeError:
+        return None
+    prices = attrs.astuple(pricing)
+    if not all(
+        price is None or (isinstance(price, (int, float)) and 0 <= price < math.inf)
+        for price in prices
+    ):
+        return None
+    return pricing
 
 
 class UnknownModelError(LookupError):
@@ -140,7 +166,9 @@ def resolve_model(
         reserved_output_tokens=config.reserved_output_tokens,
         image_input=known.image_input if known else False,
         tool_calling=known.tool_calling if known else True,
-        pricing=config.pricing,
+        pricing=config.pricing
+        or (discovered.pricing if discovered is not None else None)
+        or known_pricing(config.id),
         known=known is not None,
     )
 

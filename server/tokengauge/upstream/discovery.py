@@ -4,7 +4,9 @@
 `context_length` and `top_provider`, Vercel AI Gateway `context_window`/`max_tokens`,
 LiteLLM-style `max_input_tokens`). Only where the list lacks sizes, and only of the servers that
 have them: Ollama's `/api/show` gives `<arch>.context_length`, a LiteLLM proxy's `/model/info`
-gives `max_input_tokens` (other servers answer those paths with 404s in their logs).
+gives `max_input_tokens` (other servers answer those paths with 404s in their logs). Prices where
+the list gives them: OpenRouter's `pricing`, a LiteLLM proxy's `/model/info` costs (both in US
+dollars per token, kept per million tokens as `settings.Pricing`).
 `discover_providers` asks every provider of settings with `discover` on, each with its own key;
 a failure is logged and reported in words a person can act on, never raised: discovery only adds
 to configuration, it never blocks a chat.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,7 +26,7 @@ import httpx
 
 from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import DiscoveredModel
-from tokengauge.settings import ProviderSettings
+from tokengauge.settings import Pricing, ProviderSettings
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain
@@ -45,6 +48,63 @@ def _smallest(*values: Any) -> int | None:
     return min(found) if found else None
 
 
+def _per_m_tok(value: Any) -> float | None:
+    """A price per token (a number, or OpenRouter's decimal string) per million tokens; None
+    for anything else, a negative price (OpenRouter's `-1`: it varies) included."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value * 1_000_000 if 0 <= value < math.inf else None
+
+
+def priced(
+    input_: Any, output: Any, cache_read: Any, cache_write: Any, reasoning: Any
+) -> Pricing | None:
+    """Per-token prices as `Pricing`; None without both an input and an output price. A zero
+    reasoning price is read as none (OpenRouter lists `internal_reasoning: "0"` for models that
+    bill reasoning as output)."""
+    input_price, output_price = _per_m_tok(input_), _per_m_tok(output)
+    if input_price is None or output_price is None:
+        return None
+    return Pricing(
+        input_per_m_tok=input_price,
+        output_per_m_tok=output_price,
+        cached_input_per_m_tok=_per_m_tok(cache_read),
+        cache_write_per_m_tok=_per_m_tok(cache_write),
+        reasoning_per_m_tok=_per_m_tok(reasoning) or None,
+    )
+
+
+def openrouter_pricing(entry: Mapping[str, Any]) -> Pricing | None:
+    """An OpenRouter `/models` entry's `pricing` (`prompt`, `completion`, `input_cache_read`,
+    `input_cache_write`, `internal_reasoning`)."""
+    raw = entry.get("pricing")
+    if not isinstance(raw, Mapping):
+        return None
+    return priced(
+        raw.get("prompt"),
+        raw.get("completion"),
+        raw.get("input_cache_read"),
+        raw.get("input_cache_write"),
+        raw.get("internal_reasoning"),
+    )
+
+
+def litellm_pricing(info: Mapping[str, Any]) -> Pricing | None:
+    """A LiteLLM `model_info`'s costs per token."""
+    return priced(
+        info.get("input_cost_per_token"),
+        info.get("output_cost_per_token"),
+        info.get("cache_read_input_token_cost"),
+        info.get("cache_creation_input_token_cost"),
+        info.get("output_cost_per_reasoning_token"),
+    )
+
+
 def parse_model_entry(entry: Any) -> DiscoveredModel | None:
     """One entry of a `/models` list in any of the known shapes."""
     if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
@@ -63,7 +123,7 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
         top.get("max_completion_tokens"), entry.get("max_tokens"), entry.get("max_output_tokens")
     )
     name = entry.get("name") if isinstance(entry.get("name"), str) else None
-    return DiscoveredModel(entry["id"], name, window, output)
+    return DiscoveredModel(entry["id"], name, window, output, openrouter_pricing(entry))
 
 
 def parse_models_list(payload: Any) -> list[DiscoveredModel]:
@@ -93,7 +153,7 @@ def ollama_context_length(show: Any) -> int | None:
 
 
 def litellm_sizes(payload: Any) -> dict[str, DiscoveredModel]:
-    """`/model/info` of a LiteLLM proxy: sizes by model name."""
+    """`/model/info` of a LiteLLM proxy: sizes and prices by model name."""
     entries = payload.get("data") if isinstance(payload, Mapping) else None
     found: dict[str, DiscoveredModel] = {}
     for entry in entries if isinstance(entries, list) else []:
@@ -104,7 +164,9 @@ def litellm_sizes(payload: Any) -> dict[str, DiscoveredModel]:
         window = _positive_int(info.get("max_input_tokens"))
         # `max_tokens` is LiteLLM's legacy name for the output cap.
         output = _smallest(info.get("max_output_tokens"), info.get("max_tokens"))
-        found[entry["model_name"]] = DiscoveredModel(entry["model_name"], None, window, output)
+        found[entry["model_name"]] = DiscoveredModel(
+            entry["model_name"], None, window, output, litellm_pricing(info)
+        )
     return found
 
 
@@ -163,6 +225,7 @@ async def _fill_from_litellm(
             model,
             context_window=model.context_window or sizes[model.id].context_window,
             max_output_tokens=model.max_output_tokens or sizes[model.id].max_output_tokens,
+            pricing=model.pricing or sizes[model.id].pricing,
         )
         if model.id in sizes
         else model

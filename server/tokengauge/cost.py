@@ -1,0 +1,96 @@
+"""What a request cost: its usage priced per kind of token, and the totals of the usage history.
+
+The rules (`request_cost`):
+
+* fresh input -- everything the model read (`Usage.total_input_tokens`) less cache reads and
+  cache writes -- at the input price;
+* cache reads at the cached-input price, else the input price (a cache hit never costs more than
+  fresh input, so this can over-state a cost but never under-state it);
+* cache writes at the cache-write price; without one a request that wrote the cache has no known
+  cost (writes cost more than input at Anthropic, so the input price would under-state it);
+* output at the output price, except its reasoning tokens at the reasoning price (else the
+  output price). Both APIs count reasoning inside the output (OpenAI's `completion_tokens`
+  includes `reasoning_tokens`, Anthropic's `output_tokens` includes thinking), so the reasoning
+  tokens are taken out of the output before it is priced: nothing is counted twice.
+
+No pricing: no cost (None), never a guess.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Iterable, Mapping
+from typing import Final, TypeGuard
+
+import attrs
+
+from tokengauge.messages import Usage
+from tokengauge.settings import Pricing
+
+PER: Final = 1_000_000
+"""Prices are per million tokens."""
+
+
+def request_cost(usage: Usage, pricing: Pricing | None) -> float | None:
+    """The cost in US dollars of one response's `usage` at `pricing`; None when unknown."""
+    if pricing is None:
+        return None
+    write_price = pricing.cache_write_per_m_tok
+    if usage.cache_write_tokens > 0 and write_price is None:
+        return None
+    read_price = pricing.cached_input_per_m_tok
+    reasoning_price = pricing.reasoning_per_m_tok
+    fresh = max(usage.total_input_tokens - usage.cache_read_tokens - usage.cache_write_tokens, 0)
+    reasoning = min(usage.reasoning_tokens, usage.output_tokens)
+    priced = (
+        (fresh, pricing.input_per_m_tok),
+        (usage.cache_read_tokens, pricing.input_per_m_tok if read_price is None else read_price),
+        (usage.cache_write_tokens, write_price or 0.0),
+        (usage.output_tokens - reasoning, pricing.output_per_m_tok),
+        (reasoning, pricing.output_per_m_tok if reasoning_price is None else reasoning_price),
+    )
+    return sum(tokens * price for tokens, price in priced) / PER
+
+
+@attrs.frozen
+class CostTotal:
+    """The known costs of one model's requests in the usage history."""
+
+    total_usd: float = 0.0
+    today_usd: float = 0.0
+    requests: int = 0
+    """Requests with a known cost."""
+
+
+def cost_totals(records: Iterable[Mapping[str, object]], today: float) -> dict[str, CostTotal]:
+    """Per model, the sum of the usage records' `costUsd`, and of those since `today` (a
+    timestamp: the start of the day); records without a cost are left out."""
+    totals: dict[str, CostTotal] = {}
+    for record in records:
+        cost, model_id, time = record.get("costUsd"), record.get("modelId"), record.get("time")
+        if not _is_amount(cost) or not isinstance(model_id, str):
+            continue
+        was = totals.get(model_id, CostTotal())
+        recent = _is_amount(time) and time >= today
+        totals[model_id] = CostTotal(
+            was.total_usd + cost, was.today_usd + (cost if recent else 0.0), was.requests + 1
+        )
+    return totals
+
+
+def start_of_day(now: float) -> float:
+    """The timestamp of the local midnight that began the day of `now`."""
+    day = datetime.datetime.fromtimestamp(now).date()
+    return datetime.datetime.combine(day, datetime.time()).timestamp()
+
+
+def _is_amount(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def format_usd(amount: float) -> str:
+    """`$1.23` from a cent up (and for nothing), `$0.0042` below a cent, `< $0.0001` below that."""
+    if amount == 0 or amount >= 0.01:
+        return f"${amount:,.2f}"
+    return "< $0.0001" if amount < 0.0001 else f"${amount:.4f}"

@@ -1,0 +1,66 @@
+"""List prices of well-known models, in US dollars per million tokens, by `models.known` entry.
+
+The last source of a model's prices, after settings and discovery; a model not here has no
+known price (and its requests no cost). Each figure is the vendor's list price for its own API,
+read from the page named above its rows; a gateway that charges differently (a proxy's markup, a
+cloud's regional price) should be priced in settings or by its own model list. Anthropic's cache
+write is the 5-minute write (1.25x input; the 1-hour write costs 2x and is not told apart in
+usage), and its prices are those up to 200K input tokens. OpenAI and DeepSeek bill a cache write
+as ordinary input, so their rows give the input price for it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tokengauge.models.known import lookup_known_model
+from tokengauge.settings import Pricing
+
+
+def _P(input_: float, cached: float, write: float, output: float) -> Pricing:
+    """One row: input, cached input (cache read), cache write, output; reasoning is output."""
+    return Pricing(
+        input_per_m_tok=input_,
+        output_per_m_tok=output,
+        cached_input_per_m_tok=cached,
+        cache_write_per_m_tok=write,
+    )
+
+
+# Columns: input, cached input, cache write, output ($ per million tokens).
+PRICES: Final[dict[str, Pricing]] = {
+    # --- OpenAI: https://platform.openai.com/docs/pricing (Standard tier) ----------------------
+    "gpt-5": _P(1.25, 0.125, 1.25, 10.00),
+    "gpt-5-mini": _P(0.25, 0.025, 0.25, 2.00),
+    "gpt-5-nano": _P(0.05, 0.005, 0.05, 0.40),
+    "gpt-4.1": _P(2.00, 0.50, 2.00, 8.00),
+    "gpt-4.1-mini": _P(0.40, 0.10, 0.40, 1.60),
+    "gpt-4.1-nano": _P(0.10, 0.025, 0.10, 0.40),
+    "gpt-4o": _P(2.50, 1.25, 2.50, 10.00),
+    "gpt-4o-mini": _P(0.15, 0.075, 0.15, 0.60),
+    "o3": _P(2.00, 0.50, 2.00, 8.00),
+    "o3-mini": _P(1.10, 0.55, 1.10, 4.40),
+    "o4-mini": _P(1.10, 0.275, 1.10, 4.40),
+    # --- Anthropic: https://docs.anthropic.com/en/docs/about-claude/pricing --------------------
+    "claude-opus-4-5": _P(5.00, 0.50, 6.25, 25.00),
+    "claude-opus-4-1": _P(15.00, 1.50, 18.75, 75.00),
+    "claude-opus-4": _P(15.00, 1.50, 18.75, 75.00),
+    "claude-sonnet-4-5": _P(3.00, 0.30, 3.75, 15.00),
+    "claude-sonnet-4": _P(3.00, 0.30, 3.75, 15.00),
+    "claude-3-7-sonnet": _P(3.00, 0.30, 3.75, 15.00),
+    "claude-haiku-4-5": _P(1.00, 0.10, 1.25, 5.00),
+    "claude-3-5-haiku": _P(0.80, 0.08, 1.00, 4.00),
+    "claude-3-haiku": _P(0.25, 0.03, 0.30, 1.25),
+    # --- DeepSeek: https://api-docs.deepseek.com/quick_start/pricing (V3.2, since 2025-09-29;
+    # cache hit / cache miss / output, the same for both models) ---------------------------------
+    "deepseek-chat": _P(0.28, 0.028, 0.28, 0.42),
+    "deepseek-reasoner": _P(0.28, 0.028, 0.28, 0.42),
+}
+"""Keyed by `KnownModel.pattern`, so a snapshot or gateway spelling of a model finds its row and
+a model with its own row (`gpt-4o-2024-05-13`, priced differently) does not take another's."""
+
+
+def known_pricing(model_id: str) -> Pricing | None:
+    """The list prices of the model the built-in table knows by this id; None if not listed."""
+    known = lookup_known_model(model_id)
+    return PRICES.get(known.pattern) if known is not None else None
