@@ -66,3 +66,17 @@ def test_litellm_price_table_entries_read_as_model_info(wire: Path):
     for name, model in sizes.items():
         assert model.context_window == table[name]["max_input_tokens"]
         assert model.max_output_tokens == table[name]["max_output_tokens"]
+
+
+def test_litellm_price_table_costs_read_as_model_info_prices(wire: Path):
+    table = json.loads((wire / LITELLM_TABLE).read_text())
+    entries = [{"model_name": name, "model_info": info} for name, info in table.items()]
+    prices = litellm_sizes({"data": entries})
+    nova = prices["amazon.nova-2-lite-v1:0"].pricing
+    assert nova is not None
+    assert nova.input_per_m_tok == pytest.approx(
+        table["amazon.nova-2-lite-v1:0"]["input_cost_per_token"] * 1e6
+    )
+    assert nova.cached_input_per_m_tok == pytest.approx(0.075)
+    assert nova.output_per_m_tok == pytest.approx(2.5)
+    assert nova.cache_write_per_m_tok is None

@@ -131,3 +131,46 @@ def test_a_new_session_starts_from_the_last_conversation(tmp_path: Path):
     gone = ServerSettings(providers=SETTINGS.providers, models=SETTINGS.models[:1])
     third = Gauge(gone, Ledger(tmp_path / "ledger"))
     assert third.status().text == "$(pulse) 1 model ready"
+
+
+def test_each_request_records_its_cost_and_the_report_sums_them(tmp_path: Path):
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="test"),),
+        models=(
+            ModelSettings(id="gpt-4o", provider="test"),  # built-in list prices: $2.50 / $10
+            ModelSettings(id="acme-7b", provider="test", context_window=32_000),  # no price
+        ),
+    )
+    gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
+    report(gauge, AGENT, TOOLS, 960)
+    report(gauge, AGENT, TOOLS, 900, model="acme-7b")
+    report(gauge, [*AGENT, user("and?")], TOOLS, 1_000)
+    each = (960 * 2.5 + 10 * 10.0) / 1e6, (1_000 * 2.5 + 10 * 10.0) / 1e6
+    history = gauge.ledger.recent_usage()
+    assert [record.get("costUsd") for record in history] == [
+        pytest.approx(each[0]),
+        None,
+        pytest.approx(each[1]),
+    ]
+    assert "costUsd" not in history[1]
+    dashboard = gauge.usage_report()
+    [cost] = dashboard.costs
+    assert (cost.model_id, cost.requests) == ("gpt-4o", 2)
+    assert cost.total_usd == cost.today_usd == pytest.approx(sum(each))
+    assert dashboard.today_usd == pytest.approx(sum(each))
+    tooltip = gauge.status().tooltip
+    assert "| cost | $0.0026 |" in tooltip.splitlines()
+    assert "Today on this model: $0.0051" in tooltip
+
+
+def test_no_price_no_cost_in_the_report_or_the_tooltip(tmp_path: Path):
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="test"),),
+        models=(ModelSettings(id="acme-7b", provider="test", context_window=32_000),),
+    )
+    gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
+    report(gauge, AGENT, TOOLS, 900, model="acme-7b")
+    dashboard = gauge.usage_report()
+    assert (dashboard.costs, dashboard.today_usd) == ([], None)
+    assert "cost" not in gauge.status().tooltip
+    assert "Today" not in gauge.status().tooltip

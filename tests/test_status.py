@@ -223,3 +223,12 @@ def test_last_conversation_from_the_ledger(
     assert LastConversation.from_document(document) == expected
     if expected is not None:
         assert LastConversation.from_document(expected.to_document()) == expected
+
+
+def test_tooltip_shows_the_cost_and_todays_total_when_known() -> None:
+    figures = Figures("GPT-4o", 18_400, 28_700, 33_000, 512, cost_usd=0.0512, today_usd=1.5)
+    lines = render_status(figures).tooltip.splitlines()
+    assert "| cost | $0.05 |" in lines
+    assert "Today on this model: $1.50" in lines
+    unknown = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512)).tooltip
+    assert "cost" not in unknown and "Today" not in unknown

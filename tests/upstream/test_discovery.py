@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, from_documents, to_documents
-from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
 from tokengauge.upstream.discovery import litellm_sizes, ollama_context_length, parse_models_list
 from tokengauge.upstream.http import join_url, server_root
 
@@ -146,3 +147,100 @@ def test_discovery_is_kept_in_the_ledger(tmp_path: Path):
     assert second.model("m1").context_window == 8192
     assert from_documents(to_documents(models)) == models
     assert from_documents([{"id": "x", "bogus": 1}, "junk"]) == []
+
+
+def test_openrouter_pricing_per_token_strings_become_per_million():
+    entry = {
+        "id": "anthropic/claude-sonnet-4.5",
+        "pricing": {
+            "prompt": "0.000003",
+            "completion": "0.000015",
+            "input_cache_read": "0.0000003",
+            "input_cache_write": "0.00000375",
+            "internal_reasoning": "0",
+            "request": "0",
+        },
+    }
+    [model] = parse_models_list({"data": [entry]})
+    assert model.pricing == Pricing(
+        input_per_m_tok=3.0,
+        output_per_m_tok=15.0,
+        cached_input_per_m_tok=0.3,
+        cache_write_per_m_tok=3.75,
+    )
+    # A zero reasoning price is OpenRouter's way of billing reasoning as output.
+    assert model.pricing is not None and model.pricing.reasoning_per_m_tok is None
+
+
+@pytest.mark.parametrize(
+    "pricing",
+    [
+        pytest.param({"prompt": "-1", "completion": "-1"}, id="variable-router"),
+        pytest.param({"prompt": "0.000001"}, id="no-output-price"),
+        pytest.param({"prompt": "cheap", "completion": "0.000002"}, id="not-a-number"),
+        pytest.param("free", id="not-an-object"),
+    ],
+)
+def test_openrouter_pricing_that_is_not_a_price_is_none(pricing: object):
+    [model] = parse_models_list({"data": [{"id": "m", "pricing": pricing}]})
+    assert model.pricing is None
+
+
+def test_openrouter_reasoning_price_is_kept():
+    prices = {"prompt": "0.000001", "completion": "0.000002", "internal_reasoning": "0.000004"}
+    [model] = parse_models_list({"data": [{"id": "m", "pricing": prices}]})
+    assert model.pricing == Pricing(
+        input_per_m_tok=1.0, output_per_m_tok=2.0, reasoning_per_m_tok=4.0
+    )
+
+
+def test_litellm_model_info_prices():
+    info = {
+        "input_cost_per_token": 3e-06,
+        "output_cost_per_token": 1.5e-05,
+        "cache_read_input_token_cost": 3e-07,
+        "cache_creation_input_token_cost": 3.75e-06,
+    }
+    [model] = litellm_sizes({"data": [{"model_name": "claude", "model_info": info}]}).values()
+    assert model.pricing is not None
+    assert attrs.astuple(model.pricing) == pytest.approx((3.0, 15.0, 0.3, 3.75, None))
+
+
+def test_discovered_prices_are_kept_in_the_ledger_documents():
+    pricing = Pricing(input_per_m_tok=1.0, output_per_m_tok=2.0, cached_input_per_m_tok=0.5)
+    models = [DiscoveredModel("priced", None, 8192, 1024, pricing), DiscoveredModel("free-of")]
+    documents = to_documents(models)
+    assert "pricing" not in documents[1]
+    assert from_documents(documents) == models
+    # Documents from before prices were kept, and prices that are not prices.
+    assert from_documents([{"id": "old", "name": None, "context_window": 10}]) == [
+        DiscoveredModel("old", None, 10)
+    ]
+    bad = {"id": "m", "pricing": {"input_per_m_tok": -1.0, "output_per_m_tok": 2.0}}
+    assert from_documents([bad, {"id": "n", "pricing": {"bogus": 1}}]) == [
+        DiscoveredModel("m"),
+        DiscoveredModel("n"),
+    ]
+
+
+def test_prices_come_from_settings_then_discovery_then_the_builtin_table():
+    configured = Pricing(input_per_m_tok=9.0, output_per_m_tok=9.0)
+    listed = Pricing(input_per_m_tok=1.0, output_per_m_tok=2.0)
+    settings = ServerSettings(
+        providers=PROVIDERS,
+        models=(ModelSettings("gpt-4o", "router", pricing=configured),),
+    )
+    discovered = {
+        "router": [
+            DiscoveredModel("gpt-4o", pricing=listed),
+            DiscoveredModel("gpt-4.1", pricing=listed),
+            DiscoveredModel("gpt-4o-mini"),
+            DiscoveredModel("acme-7b"),
+        ]
+    }
+    catalog = ModelCatalog.from_settings(settings, discovered)
+    assert catalog.get("gpt-4o").pricing == configured
+    assert catalog.get("gpt-4.1").pricing == listed
+    builtin = catalog.get("gpt-4o-mini").pricing
+    assert builtin is not None and builtin.input_per_m_tok == 0.15
+    assert catalog.get("acme-7b").pricing is None
