@@ -350,3 +350,19 @@ def test_an_entry_of_manage_models() -> None:
     )
     with pytest.raises(InvalidInput, match=r"params\.provider"):
         parse_provider({"preset": "groq"}, "params.provider", managed=True)
+
+
+def test_cache_write_and_reasoning_prices():
+    pricing = {
+        "inputPerMTok": 3,
+        "outputPerMTok": 15,
+        "cacheWritePerMTok": 3.75,
+        "reasoningPerMTok": 20,
+    }
+    settings = parse_settings({"models": [{"id": "m", "provider": "ollama", "pricing": pricing}]})
+    assert settings.models[0].pricing == Pricing(
+        input_per_m_tok=3, output_per_m_tok=15, cache_write_per_m_tok=3.75, reasoning_per_m_tok=20
+    )
+    negative = {**pricing, "cacheWritePerMTok": -1}
+    settings = parse_settings({"models": [{"id": "m", "provider": "ollama", "pricing": negative}]})
+    assert settings.models[0].pricing is None
