@@ -19,7 +19,13 @@ export interface ModelSetting {
     contextWindow?: number;
     maxOutputTokens?: number;
     reservedOutputTokens?: number;
-    pricing?: { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number };
+    pricing?: {
+        inputPerMTok: number;
+        outputPerMTok: number;
+        cachedInputPerMTok?: number;
+        cacheWritePerMTok?: number;
+        reasoningPerMTok?: number;
+    };
 }
 
 export interface ISettings {
