@@ -262,7 +262,7 @@ class ChatRunner:
         """Adjust and return to try again, or raise the `ChatError` a person should see."""
         body = chat.redact(exc.body)
         error = parse_overflow_error(exc.status, body)
-        if exc.status in (401, 403) or error.kind is ErrorKind.AUTH:
+        if exc.refuses_key or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", chat.explain(exc), chat.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
             fitted, taught = self._learn_overflow(chat, error, exc.status, body)

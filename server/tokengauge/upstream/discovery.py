@@ -287,7 +287,7 @@ async def list_provider(
         reason = str(exc)
     except UpstreamError as exc:
         reason = redact(explain(provider, url, exc, key_sent=bool(key)), key)
-        rejected = isinstance(exc, HttpStatusError) and exc.status in (401, 403)
+        rejected = isinstance(exc, HttpStatusError) and exc.refuses_key
     else:
         sized = sum(1 for model in models if model.context_window)
         log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from tokengauge.upstream.retry import retry_after_seconds, should_retry_header
+
+KEY_REFUSED: Final = frozenset({401, 403})
+"""The statuses of an API that turns the key down (or wants one)."""
 
 
 class UpstreamError(Exception):
@@ -21,6 +25,11 @@ class HttpStatusError(UpstreamError):
         self.body = body
         self.retry_after = retry_after_seconds(headers)
         self.should_retry = should_retry_header(headers)
+
+    @property
+    def refuses_key(self) -> bool:
+        """401 or 403: the API turned the key down, or wants one."""
+        return self.status in KEY_REFUSED
 
 
 class ConnectionFailed(UpstreamError):

@@ -15,6 +15,7 @@ import httpx
 
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.errors import (
+    KEY_REFUSED,
     ConnectionFailed,
     HttpStatusError,
     InvalidUrl,
@@ -73,7 +74,7 @@ def kind_of(
 def _status_kind(
     provider: ProviderSettings, url: str, status: int, model: str | None, said: str | None
 ) -> Kind:
-    if status in (401, 403):
+    if status in KEY_REFUSED:
         return Kind.AUTH
     if status == 429:
         return Kind.RATE_LIMIT

@@ -48,7 +48,7 @@ async def check_key(
         stalled = StreamStalled(f"did not answer within {limit:g} s")
         return CheckKeyResult(None, explain(provider, url, stalled))
     except UpstreamError as exc:
-        rejected = isinstance(exc, HttpStatusError) and exc.status in (401, 403)
+        rejected = isinstance(exc, HttpStatusError) and exc.refuses_key
         message = explain(provider, url, exc, key_sent=bool(key))
         return CheckKeyResult(False if rejected else None, redact(message, key))
     if key:
