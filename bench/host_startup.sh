@@ -28,7 +28,7 @@ cat > "$WORK/settings.json" <<JSON
   "tokenGauge.models": [{"id": "gpt-4o", "provider": "local"}]
 }
 JSON
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+port=$(node scripts/vscode-host/free-port.js)
 ENVJSON='{"TG_HOST_SUITE": "startup"}'  # extension/test/host/startup
 for i in $(seq 1 "$LAUNCHES"); do
     VSC_PORT=$port bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \

@@ -117,7 +117,7 @@ for suite in $SUITES; do
             for _ in $(seq 1 100); do [ -s "$WORK/ui-upstream.out" ] && break; sleep 0.1; done
             UI_URL=$(head -n 1 "$WORK/ui-upstream.out")
             # Twice with the same profile, port and upstream: the second launch is the window reloaded.
-            port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+            port=$(node scripts/vscode-host/free-port.js)
             rc=0
             for phase in ui ui-reload; do
                 VSC_PORT=$port DRIVE_SCREENSHOTS=$SHOTS bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js \

@@ -77,7 +77,7 @@ for v in ${VSIX[@]+"${VSIX[@]}"}; do
 done
 
 # VSC_PORT: a fixed port (a later run with the same --user-data-dir needs the same origin for the browser's storage).
-PORT=${VSC_PORT:-$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')}
+PORT=${VSC_PORT:-$(node "$HERE/free-port.js")}
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$WORK/config.yaml"
 # enable-smoke-test-driver: without it the test payload in the URL is silently ignored.
 setsid "$CS" --config "$WORK/config.yaml" \
