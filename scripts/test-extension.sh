@@ -125,14 +125,7 @@ for suite in $SUITES; do
                     --timeout 300000 2>&1 | tee "$log.$phase"
                 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
             done
-            # One tally line for both launches.
-            cat "$log.ui" "$log.ui-reload" > "$log"
-            p1=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log.ui" | tail -n 1); p2=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log.ui-reload" | tail -n 1)
-            if [ -n "$p1" ] && [ -n "$p2" ]; then
-                echo "$(( ${p1%% *} + ${p2%% *} )) passed, $(( $(echo "$p1" | cut -d' ' -f3) + $(echo "$p2" | cut -d' ' -f3) )) failed" >> "$log"
-            else
-                printf 'the ui suite did not finish both launches\n0 passed, 1 failed\n' >> "$log"
-            fi
+            tally "$log.ui"; log=$log.ui-reload   # each launch counted (the loop tallies the second)
             kill "$UI_UPSTREAM_PID" 2>/dev/null || true
             echo "== ui suite screenshots: $SHOTS";;
         copilot)
