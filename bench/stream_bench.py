@@ -289,6 +289,9 @@ class StampSink:
     def models_changed(self) -> None:
         pass
 
+    def activity(self) -> None:
+        pass
+
     def calibration_changed(self, model_id: str) -> None:
         pass
 

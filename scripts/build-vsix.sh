@@ -9,8 +9,8 @@ VENV="${VENV:-.venv}"
 VERSION=$(node -p 'require("./package.json").version')
 VSIX="tokengauge-$VERSION-linux-x64.vsix"
 
+npm run --silent build  # first: the dashboard's bundle goes into the server's package
 "$VENV/bin/python" scripts/bundle_libs.py
-npm run --silent build
 rm -f "$VSIX"
 # --skip-license: the licence is stated in README.md; vsce would otherwise stop to ask.
 # --no-rewrite-relative-links: package.json's repository has no public GitHub/GitLab address yet,

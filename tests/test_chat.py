@@ -48,6 +48,7 @@ class Recorded:
     statuses: list[Status] = attrs.field(factory=list)
     calibrations: list[str] = attrs.field(factory=list)
     models_changes: int = 0
+    activities: int = 0
 
     def part(self, request_id: str, part: ChatPart) -> None:
         self.parts.append(part)
@@ -60,6 +61,9 @@ class Recorded:
 
     def calibration_changed(self, model_id: str) -> None:
         self.calibrations.append(model_id)
+
+    def activity(self) -> None:
+        self.activities += 1
 
 
 async def no_wait(seconds: float) -> None:

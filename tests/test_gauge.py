@@ -152,7 +152,7 @@ def test_each_request_records_its_cost_and_the_report_sums_them(tmp_path: Path):
         None,
         pytest.approx(each[1]),
     ]
-    assert "costUsd" not in history[1]
+    assert history[1]["costUsd"] is None  # no price known: no cost, not zero
     dashboard = gauge.usage_report()
     [cost] = dashboard.costs
     assert (cost.model_id, cost.requests) == ("gpt-4o", 2)
@@ -174,3 +174,17 @@ def test_no_price_no_cost_in_the_report_or_the_tooltip(tmp_path: Path):
     assert (dashboard.costs, dashboard.today_usd) == ([], None)
     assert "cost" not in gauge.status().tooltip
     assert "Today" not in gauge.status().tooltip
+
+
+def test_the_tooltip_gives_the_conversations_cost_and_todays(tmp_path: Path):
+    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))  # gpt-4o: list prices $2.50 / $10
+    report(gauge, AGENT, TOOLS, 960)
+    report(gauge, [*AGENT, user("and?")], TOOLS, 1_000)  # the same chat, one turn on
+    report(gauge, [system("Another chat."), user("hello " * 40)], TOOLS, 300)  # another chat
+    each = [(tokens * 2.5 + 10 * 10.0) / 1e6 for tokens in (960, 1_000, 300)]
+    tooltip = gauge.status().tooltip
+    assert "This conversation: $0.0008" in tooltip  # the last chat: its one request
+    assert f"Today on this model: ${sum(each):.4f}" in tooltip
+    report(gauge, [*AGENT, user("and?"), user("more")], TOOLS, 1_100)  # back to the first chat
+    first = sum(each[:2]) + (1_100 * 2.5 + 100) / 1e6
+    assert f"This conversation: ${first:.4f}" in gauge.status().tooltip

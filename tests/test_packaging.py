@@ -114,6 +114,8 @@ def test_layout(unpacked: Path) -> None:
     assert {p.name for p in libs.iterdir()} == expected
     assert (libs / "common" / "tokengauge" / "data" / "o200k_base.tiktoken").is_file()
     assert (libs / "common" / "tokengauge" / "data" / "cl100k_base.tiktoken").is_file()
+    # The dashboard's page script: the webview loads it, `tokengauge report` inlines it.
+    assert (libs / "common" / "tokengauge" / "data" / "dashboard.js").stat().st_size > 100_000
     for version in PYTHON_VERSIONS:
         per_version = libs / version_dir_name(version)
         tag = f"cpython-{version_dir_name(version)[2:]}"

@@ -11,7 +11,8 @@
 import type * as vscode from 'vscode';
 
 import type { CountMemo, CountRequest } from './countMemo';
-import { CountInput, CountResult, Methods } from './protocol';
+import type { DashboardPanel } from './dashboardPanel';
+import { CountInput, CountResult, DashboardData, Methods } from './protocol';
 import type { TokenGaugeProvider } from './provider';
 import type { ServerConnection } from './server';
 import type { StatusBar } from './statusBar';
@@ -22,6 +23,10 @@ export interface TokenGaugeApi {
     statusText(): string | undefined;
     /** The server's usage report (`tokenGauge/usage`). */
     usage(): Promise<Record<string, unknown>>;
+    /** The dashboard's data now (`tokenGauge/dashboard`). */
+    dashboard(): Promise<DashboardData>;
+    /** The data the open dashboard panel was last sent, if it is open. */
+    dashboardShown(): DashboardData | undefined;
     /** How many `provideTokenCount` calls VS Code made since activation. */
     tokenCountCalls(): number;
     /** The status bar's text and tooltip as shown now. */
@@ -65,6 +70,7 @@ export interface ApiSources {
     countUncached: CountRequest;
     companionStrings: () => readonly string[];
     activatedAt: number;
+    dashboard: DashboardPanel;
 }
 
 /** The API over the running extension's parts. */
@@ -73,6 +79,8 @@ export function createApi(sources: ApiSources): TokenGaugeApi {
     return {
         statusText: () => statusBar.text,
         usage: () => server.request(Methods.usage, {}),
+        dashboard: () => server.request(Methods.dashboard, {}),
+        dashboardShown: () => sources.dashboard.lastSent,
         tokenCountCalls: () => provider.tokenCountCalls,
         statusShown: () => statusBar.shown,
         diagnostics: {

@@ -1,8 +1,9 @@
-/** The commands: add a provider, set an API key, show usage, restart the server, show logs. */
+/** The commands: add a provider, set an API key, open the dashboard, copy diagnostics, restart the server, show logs. */
 
 import * as vscode from 'vscode';
 
 import { ApiKeys } from './apiKeys';
+import { DashboardPanel } from './dashboardPanel';
 import { messageOf } from './errors';
 import { Preset } from './presets';
 import { KeyCheck, Methods } from './protocol';
@@ -13,7 +14,8 @@ import { ISettings, ProviderSetting, saveProviders } from './settings';
 export const Commands = {
     addProvider: 'tokenGauge.addProvider',
     setApiKey: 'tokenGauge.setApiKey',
-    showUsage: 'tokenGauge.showUsage',
+    openDashboard: 'tokenGauge.openDashboard',
+    copyDiagnostics: 'tokenGauge.copyDiagnostics',
     restartServer: 'tokenGauge.restartServer',
     showLogs: 'tokenGauge.showLogs',
 } as const;
@@ -30,6 +32,8 @@ export interface CommandDeps {
     restart: () => Promise<void>;
     /** How many models VS Code is offered now. */
     modelCount: () => Promise<number>;
+    dashboard: DashboardPanel;
+    extensionVersion: string;
 }
 
 const ENTER_AGAIN = 'Enter Again';
@@ -165,13 +169,33 @@ async function addProvider(deps: CommandDeps): Promise<void> {
     );
 }
 
-async function showUsage(deps: CommandDeps): Promise<void> {
+/** Settings as a bug report may show them: header values (they can hold credentials) left out. */
+function shareableSettings(settings: ISettings): ISettings {
+    const providers = settings.providers.map((provider) =>
+        provider.headers
+            ? { ...provider, headers: Object.fromEntries(Object.keys(provider.headers).map((name) => [name, '[redacted]'])) }
+            : provider,
+    );
+    return { ...settings, providers };
+}
+
+async function copyDiagnostics(deps: CommandDeps): Promise<void> {
     const usage = await deps.server.request(Methods.usage, {});
-    const document = await vscode.workspace.openTextDocument({
-        language: 'json',
-        content: JSON.stringify(usage, null, 2),
-    });
-    await vscode.window.showTextDocument(document, { preview: true });
+    const text = JSON.stringify(
+        {
+            tokenGauge: deps.extensionVersion,
+            vscode: vscode.version,
+            platform: `${process.platform}-${process.arch}`,
+            settings: shareableSettings(deps.settings()),
+            server: usage,
+        },
+        null,
+        2,
+    );
+    await vscode.env.clipboard.writeText(text);
+    void vscode.window.showInformationMessage(
+        `Token Gauge: diagnostics copied to the clipboard (${(text.length / 1024).toFixed(1)} KB): counts, model ids and settings; no API keys, no messages.`,
+    );
 }
 
 async function restartServer(deps: CommandDeps): Promise<void> {
@@ -201,7 +225,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     return [
         vscode.commands.registerCommand(Commands.addProvider, guarded('Add Provider', () => addProvider(deps))),
         vscode.commands.registerCommand(Commands.setApiKey, guarded('Set API Key', (p, k) => setApiKey(deps, p, k))),
-        vscode.commands.registerCommand(Commands.showUsage, guarded('Show Usage', () => showUsage(deps))),
+        vscode.commands.registerCommand(Commands.openDashboard, guarded('Open Dashboard', () => deps.dashboard.open())),
+        vscode.commands.registerCommand(Commands.copyDiagnostics, guarded('Copy Diagnostics', () => copyDiagnostics(deps))),
         vscode.commands.registerCommand(Commands.restartServer, guarded('Restart Server', () => restartServer(deps))),
         vscode.commands.registerCommand(Commands.showLogs, () => deps.log.show()),
     ];

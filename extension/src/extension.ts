@@ -7,6 +7,7 @@ import { CountRecorder, createApi, TokenGaugeApi } from './api';
 import { ApiKeys } from './apiKeys';
 import { Commands, registerCommands } from './commands';
 import { CountMemo, CountRequest } from './countMemo';
+import { DashboardPanel } from './dashboardPanel';
 import { messageOf } from './errors';
 import { welcome } from './firstRun';
 import { readPresets } from './presets';
@@ -42,6 +43,8 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     server.onNotification(Notifications.status, (params) => statusBar.update(params));
     server.onNotification(Notifications.modelsChanged, () => provider.refresh());
     server.onNotification(Notifications.calibration, (params) => provider.onCalibration(params));
+    const dashboard = new DashboardPanel(context.extensionUri, server, log);
+    server.onNotification(Notifications.activity, () => dashboard.onActivity());
 
     /** A provider that wants a key (none set, or the one set was turned down): say so, offer to set it. */
     const askForKey = async (providerId: string, error: string): Promise<void> => {
@@ -102,9 +105,20 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         log,
         server,
         statusBar,
+        dashboard,
         vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
         keys.onDidChange(() => void discover(false)),
-        ...registerCommands({ keys, server, log, settings: readSettings, presets, restart: start, modelCount }),
+        ...registerCommands({
+            keys,
+            server,
+            log,
+            settings: readSettings,
+            presets,
+            restart: start,
+            modelCount,
+            dashboard,
+            extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version),
+        }),
         vscode.workspace.onDidChangeConfiguration((event) => {
             statusBar.setEnabled(readSettings().statusBarEnabled);
             if (affectsServer(event)) {
@@ -115,5 +129,5 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     // Not awaited: VS Code lists the models (from the last session's list) while the server starts,
     // and requests wait for it.
     void start();
-    return createApi({ server, statusBar, provider, recorder, memo, countUncached, companionStrings, activatedAt });
+    return createApi({ server, statusBar, provider, recorder, memo, countUncached, companionStrings, activatedAt, dashboard });
 }

@@ -13,6 +13,7 @@ export const Methods = {
     warmCounts: 'tokenGauge/warmCounts',
     addProvider: 'tokenGauge/addProvider',
     checkKey: 'tokenGauge/checkKey',
+    dashboard: 'tokenGauge/dashboard',
 } as const;
 
 /** Notifications, server → extension. */
@@ -21,6 +22,8 @@ export const Notifications = {
     status: 'tokenGauge/status',
     modelsChanged: 'tokenGauge/modelsChanged',
     calibration: 'tokenGauge/calibration',
+    /** A request was added to the usage history. */
+    activity: 'tokenGauge/activity',
 } as const;
 
 export type Role = 'system' | 'user' | 'assistant';
@@ -77,6 +80,8 @@ export interface ModelInfo {
     capabilities: { toolCalling: boolean; imageInput: boolean };
     tooltip: string;
     detail: string;
+    /** The prices in words, when known (VS Code's model picker shows them). */
+    pricing?: string;
     isByok: boolean;
 }
 
@@ -134,6 +139,10 @@ export interface ChatParams {
 }
 
 /** `tokenGauge/usage`: the latest breakdown, learned ratios and limits, recent history. */
+import type { DashboardData } from '../dashboard/data';
+
+export type { DashboardData };
+
 export type UsageReport = Record<string, unknown>;
 
 /** Each request's params and result. */
@@ -150,6 +159,7 @@ export interface Requests {
     [Methods.warmCounts]: { params: { modelIds: string[] }; result: WarmCounts };
     [Methods.addProvider]: { params: { provider: ProviderEntry; apiKey: string | null }; result: AddedProvider };
     [Methods.checkKey]: { params: { providerId: string; apiKey: string }; result: KeyCheck };
+    [Methods.dashboard]: { params: Record<string, never>; result: DashboardData };
 }
 
 /** A streamed part of `tokenGauge/chatPart`; the last one is `usage`, OpenAI-style usage JSON in `data`. */
@@ -174,4 +184,5 @@ export interface NotificationParams {
     [Notifications.status]: ServerStatus;
     [Notifications.modelsChanged]: Record<string, never>;
     [Notifications.calibration]: ModelScales;
+    [Notifications.activity]: Record<string, never>;
 }

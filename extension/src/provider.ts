@@ -72,8 +72,10 @@ function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChat
         // A group's models: VS Code shows the group's name (the user's name for the provider).
         detail: inGroup ? undefined : m.detail,
         capabilities: { toolCalling: m.capabilities.toolCalling, imageInput: m.capabilities.imageInput },
-        // Not in the 1.104 typings; VS Code 1.139 reads it (the user's own key and API).
+        // Not in the 1.104 typings; VS Code 1.139 reads them (the user's own key and API; the prices
+        // its model picker shows). Hosts without them ignore them.
         isBYOK: m.isByok,
+        ...(m.pricing ? { pricing: m.pricing } : {}),
     } as vscode.LanguageModelChatInformation;
 }
 

@@ -37,6 +37,7 @@ export interface ISettings {
     idleTimeout: number;
     responseTimeout: number;
     toolResultMaxTokens: number;
+    usageRetentionDays: number;
 }
 
 /** Read the settings; the server validates entries (and logs what it skips). */
@@ -51,6 +52,7 @@ export function readSettings(): ISettings {
         idleTimeout: config.get<number>('idleTimeout', 120),
         responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
+        usageRetentionDays: config.get<number>('usageRetentionDays', 30),
     };
 }
 
@@ -64,6 +66,7 @@ export function initializationOptions(settings: ISettings, storageDir: string): 
         idleTimeout: settings.idleTimeout,
         responseTimeout: settings.responseTimeout,
         toolResultMaxTokens: settings.toolResultMaxTokens,
+        usageRetentionDays: settings.usageRetentionDays,
     };
 }
 

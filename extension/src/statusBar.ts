@@ -22,7 +22,7 @@ export class StatusBar implements vscode.Disposable {
     /** Shown from activation: the server's first status (the last request, from the ledger) follows. */
     constructor(private enabled: boolean) {
         this.item.name = 'Token Gauge';
-        this.item.command = Commands.showUsage;
+        this.item.command = Commands.openDashboard;
         this.update({ text: '$(pulse) Token Gauge', tooltip: 'Token Gauge is starting its server…', severity: 'info' });
         this.last = undefined;
     }

@@ -12,26 +12,49 @@ const path = require('path');
 const util = require('util');
 const { chromium } = require('playwright-core');
 
-/** One step of a `tg-ui` request; returns what it read, if anything. */
+/** What the browser said a Content-Security-Policy refused, in any frame (webviews included). */
+const policyViolations = [];
+
+/** The frame (a webview's page, or the workbench) whose document holds `selector`, waited for. */
+async function frameHolding(page, selector, timeout) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (await frame.$(selector).catch(() => null)) return frame;
+    }
+    if (Date.now() > deadline) throw new Error(`no frame holds ${selector}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * One step of a `tg-ui` request; returns what it read, if anything. With `inFrame: 'css'` the step's
+ * selectors (and `evaluate`, an expression run in that document) apply to the frame holding that
+ * element: a webview's page. Keys always go to the focused element.
+ */
 async function step(page, s) {
   const timeout = s.timeout || 15000;
+  const target = s.inFrame ? await frameHolding(page, s.inFrame, timeout) : page;
+  if (s.evaluate) return target.evaluate(s.evaluate);
+  if (s.policyViolations) return [...policyViolations];
   if (s.press) return void await page.keyboard.press(s.press);
   if (s.type !== undefined) return void await page.keyboard.type(s.type, { delay: 5 });
-  if (s.click) return void await page.locator(s.click).first().click({ timeout });
-  if (s.hover) return void await page.locator(s.hover).first().hover({ timeout });
+  if (s.click) return void await target.locator(s.click).first().click({ timeout });
+  if (s.hover) return void await target.locator(s.hover).first().hover({ timeout });
   if (s.clickText) {
-    const scope = s.within ? page.locator(s.within) : page;
+    const scope = s.within ? target.locator(s.within) : target;
     return void await scope.getByText(s.clickText, { exact: s.exact !== false }).first().click({ timeout });
   }
-  if (s.waitText) return void await page.getByText(s.waitText, { exact: false }).first().waitFor({ timeout });
-  if (s.waitSelector) return void await page.locator(s.waitSelector).first().waitFor({ timeout });
-  if (s.read) return page.locator(s.read).allInnerTexts();
+  if (s.waitText) return void await target.getByText(s.waitText, { exact: false }).first().waitFor({ timeout });
+  if (s.waitSelector) return void await target.locator(s.waitSelector).first().waitFor({ timeout });
+  if (s.read) return target.locator(s.read).allInnerTexts();
   if (s.wait) return void await new Promise((r) => setTimeout(r, s.wait));
   if (s.shot) {
     const dir = process.env.DRIVE_SCREENSHOTS;
     if (dir) await page.screenshot({ path: path.join(dir, s.shot + '.png'), clip: s.clip });
     return;
   }
+  if (s.inFrame) return;  // only waited for the frame
   throw new Error('unknown step ' + JSON.stringify(s));
 }
 
@@ -82,7 +105,10 @@ const NOISE = /ENOTFOUND|EAI_AGAIN|Canceled|ChatModelSelection|AgentHost|socket 
     if (!NOISE.test(line)) console.log('[exthost ' + type + '] ' + line.slice(0, 4000));
   });
   await page.exposeFunction('codeAutomationExit', (code) => { console.log('[codeAutomationExit]', code); exitCode = code; });
-  page.on('console', (m) => { if (process.env.DRIVE_VERBOSE) console.log('[console.' + m.type() + ']', m.text().slice(0, 400)); });
+  page.on('console', (m) => {
+    if (/Content.Security.Policy/i.test(m.text())) policyViolations.push(m.text().slice(0, 300));
+    if (process.env.DRIVE_VERBOSE) console.log('[console.' + m.type() + ']', m.text().slice(0, 400));
+  });
   page.on('pageerror', (e) => console.log('[pageerror]', String(e).slice(0, 400)));
   await page.goto(url);
   const t0 = Date.now();

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import attrs
 import httpx
 
+from tokengauge.activity.record import Outcome
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
 from tokengauge.calibration.estimates import RequestEstimate
@@ -83,6 +84,7 @@ class ChatSink(Protocol):
     def status(self, status: Status) -> None: ...
     def models_changed(self) -> None: ...
     def calibration_changed(self, model_id: str) -> None: ...
+    def activity(self) -> None: ...
 
 
 def openai_usage(usage: Usage) -> dict[str, Any]:
@@ -122,6 +124,9 @@ class _Chat:
     max_tokens: int
     trimmed: Trimmed
     resized: bool = False
+    tries: int = 0
+    usage: Usage | None = None
+    """What the API reported, once it has."""
     status_owed: bool = False
     """A "retrying" status was shown: the request's end must replace it with a true one."""
 
@@ -175,7 +180,6 @@ class ChatRunner:
             max_tokens=1,
             trimmed=Trimmed(params.messages),
         )
-        self._fit(chat)
         return chat
 
     def _fit(self, chat: _Chat) -> None:
@@ -220,20 +224,43 @@ class ChatRunner:
         """Stream one response; its result, or `ChatError`."""
         chat = self._prepare(params)
         try:
+            self._fit(chat)
             result = await self._attempts(chat)
         except ChatError as exc:
+            self._log(chat, "failed", exc.brief)
             self._settle(chat, exc.brief, "error")
             raise
-        except BaseException:  # cancelled (or a bug): the status must not keep saying "retrying"
+        except BaseException as exc:  # the status must not keep saying "retrying"
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            self._log(chat, "cancelled" if cancelled else "failed", type(exc).__name__)
             self._settle(chat, "cancelled", "info")
             raise
         self._settle(chat, "answered", "info")
         return result
 
+    def _log(self, chat: _Chat, outcome: Outcome, error: str | None = None) -> None:
+        """Add the request to the usage history, and say so; a failure here fails no chat."""
+        try:
+            self.gauge.log_request(
+                chat.model,
+                chat.messages,
+                chat.params.tools,
+                chat.estimate,
+                outcome,
+                usage=chat.usage,
+                error=None if outcome == "answered" else error,
+                trimmed_tokens=chat.trimmed.tokens if chat.trimmed.changed else 0,
+                retries=max(0, chat.tries - 1),
+            )
+            self.sink.activity()
+        except Exception:
+            log.exception("%s: the request could not be added to the usage history", chat.model.id)
+
     async def _attempts(self, chat: _Chat) -> ChatResult:
         attempt = 0
         while True:
             attempt += 1
+            chat.tries = attempt
             progress = _Attempt()
             try:
                 await self._stream(chat, progress)
@@ -343,10 +370,15 @@ class ChatRunner:
             usage = Usage(
                 input_tokens=estimate.total, output_tokens=0, total_input_tokens=estimate.total
             )
+            self._log(chat, "answered")
         else:
+            chat.usage = usage
             self.gauge.record_usage(
-                RecordUsageParams(model.id, chat.messages, usage, params.tools), estimate
+                RecordUsageParams(model.id, chat.messages, usage, params.tools),
+                estimate,
+                log_request=False,
             )
+            self._log(chat, "answered")  # before the status: today's cost includes it
             self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
@@ -382,6 +414,7 @@ class ChatRunner:
         result = self.gauge.record_error(
             RecordErrorParams(chat.model.id, chat.messages, body, status, params.tools),
             chat.estimate,
+            log_request=False,
         )
         taught = result.learned_limit is not None or self.gauge.epoch != epoch
         if taught:

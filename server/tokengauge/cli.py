@@ -4,6 +4,7 @@ tokengauge [serve]                          run the language server on stdio
 tokengauge count FILE [--model ID] [--json] the breakdown of a request's token count
 tokengauge parse-error FILE [--status N]    classify an API error body (exit 0 if overflow)
 tokengauge parse-stream --dialect D FILE    a captured SSE stream's events as JSON lines
+tokengauge report [--storage-dir DIR] [-o F] the usage dashboard as one self-contained HTML file
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
+import platformdirs
 from rich.console import Console
 from rich.table import Table
 
@@ -87,6 +90,16 @@ def _parser() -> argparse.ArgumentParser:
     parse_stream = commands.add_parser("parse-stream", help="parse a captured SSE stream")
     parse_stream.add_argument("--dialect", choices=("openai", "anthropic"), required=True)
     parse_stream.add_argument("file", type=Path, help="the captured stream (.sse)")
+    report = commands.add_parser("report", help="write the usage dashboard as an HTML file")
+    report.add_argument(
+        "--storage-dir",
+        type=Path,
+        help="the server's storageDir (default: VS Code's storage of Token Gauge, if found)",
+    )
+    report.add_argument(
+        "-o", "--output", type=Path, default=Path("tokengauge-report.html"), help="the HTML file"
+    )
+    report.add_argument("--days", type=int, default=30, help="days of requests shown (30)")
     return parser
 
 
@@ -196,6 +209,50 @@ def parse_stream_command(dialect: StreamDialect, path: str | Path) -> int:
     return 1 if any(isinstance(event, StreamError) for event in events) else 0
 
 
+EXTENSION_ID = "tokengauge.tokengauge"
+"""The extension's id: its folder under VS Code's `globalStorage`."""
+
+
+def storage_candidates() -> list[Path]:
+    """Where VS Code-like editors keep Token Gauge's storage, then the server's own default."""
+    home = Path.home()
+    users = [
+        Path(platformdirs.user_config_dir(app, appauthor=False, roaming=True)) / "User"
+        for app in ("Code", "Code - Insiders", "VSCodium", "Cursor")
+    ]
+    users += [home / ".vscode-server/data/User", home / ".local/share/code-server/User"]
+    found = [user / "globalStorage" / EXTENSION_ID for user in users]
+    return [*found, Path(platformdirs.user_cache_dir("tokengauge"))]
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """`tokengauge report`: exit 0, or 2 with the reason."""
+    from tokengauge.activity.report import ReportError, dashboard_script, page, report_data
+
+    candidates = [args.storage_dir] if args.storage_dir else storage_candidates()
+    directory = next((d for d in candidates if (d / LEDGER_DIR).is_dir()), None)
+    if directory is None:
+        tried = ", ".join(str(d) for d in candidates)
+        print(f"tokengauge report: no usage history in {tried}", file=sys.stderr)
+        print("Give the directory with --storage-dir (Copy Diagnostics names it).", file=sys.stderr)
+        return 2
+    if args.days < 1:
+        print("tokengauge report: --days must be at least 1", file=sys.stderr)
+        return 2
+    ledger = Ledger(directory / LEDGER_DIR)
+    try:
+        data = report_data(ledger, time.time(), args.days)
+    finally:
+        ledger.close()
+    try:
+        args.output.write_text(page(data, dashboard_script()), encoding="utf-8")
+    except (ReportError, OSError) as exc:
+        print(f"tokengauge report: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(data.requests)} requests from {directory} → {args.output}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tokengauge` script and `python -m tokengauge`."""
     args = _parser().parse_args(argv)
@@ -203,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return count_command(args, Console())
     if args.command == "parse-error":
         return parse_error_command(args)
+    if args.command == "report":
+        return report_command(args)
     if args.command == "parse-stream":
         return parse_stream_command(args.dialect, args.file)
     from tokengauge.lsp.server import serve

@@ -94,3 +94,18 @@ def format_usd(amount: float) -> str:
     if amount == 0 or amount >= 0.01:
         return f"${amount:,.2f}"
     return "< $0.0001" if amount < 0.0001 else f"${amount:.4f}"
+
+
+def price_text(pricing: Pricing | None) -> str | None:
+    """A model's prices in words: `$2.50 in, $1.25 cached, $10.00 out per 1M tokens`."""
+    if pricing is None:
+        return None
+    parts = [f"{_price(pricing.input_per_m_tok)} in"]
+    if pricing.cached_input_per_m_tok is not None:
+        parts.append(f"{_price(pricing.cached_input_per_m_tok)} cached")
+    parts.append(f"{_price(pricing.output_per_m_tok)} out")
+    return ", ".join(parts) + " per 1M tokens"
+
+
+def _price(amount: float) -> str:
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4g}"

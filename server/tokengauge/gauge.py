@@ -10,15 +10,18 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from tokengauge.activity import dashboard
+from tokengauge.activity.conversations import Conversations, request_kind
+from tokengauge.activity.record import Outcome, RequestRecord, read_record
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
-from tokengauge.cost import CostTotal, cost_totals, request_cost, start_of_day
+from tokengauge.cost import CostTotal, cost_totals, price_text, request_cost, start_of_day
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
@@ -26,7 +29,7 @@ from tokengauge.counting.request import RequestCounter, TextCount, message_diges
 from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import CountInput, InvalidInput, Message, Tool
+from tokengauge.messages import CountInput, InvalidInput, Message, Tool, Usage
 from tokengauge.models.catalog import (
     DiscoveredModel,
     ModelCatalog,
@@ -69,8 +72,8 @@ HISTORY_IN_REPORT = 100
 COPILOT_MESSAGE_OVERHEAD = 3
 """What Copilot Chat adds to each message count itself."""
 HELPER_MAX_MESSAGES = 2
-"""A request without tools and with at most this many messages is one of Copilot's helpers (a
-chat title, a progress message): it does not move the status bar."""
+"""A request without tools and with at most this many messages, not Copilot's chat prompt, is one
+of Copilot's helpers (a chat title, progress messages): it does not move the status bar."""
 WARM_ENTRIES = 200_000
 
 
@@ -99,6 +102,7 @@ class Gauge:
         settings: ServerSettings,
         ledger: Ledger,
         encodings: EncodingRegistry | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = attrs.evolve(settings, providers=resolve_all(settings.providers))
         self.ledger = ledger
@@ -117,6 +121,11 @@ class Gauge:
         self.last: LastRequest | None = None
         """The last conversation request reported (the status bar's)."""
         self._request_counters: dict[str, RequestCounter] = {}
+        self.conversations = Conversations()
+        self.conversation: str | None = None
+        """The conversation of the last request logged that had one (the status bar's)."""
+        self._clock = clock
+        ledger.drop_usage_before(dashboard.kept_since(clock(), self.settings.usage_retention_days))
 
     @functools.cached_property
     def copilot_view(self) -> CopilotView:
@@ -208,6 +217,7 @@ class Gauge:
             ),
             tooltip=tooltip,
             detail=f"Token Gauge · {model.provider.id}",
+            pricing=price_text(model.pricing),
         )
 
     def models(self) -> list[ModelInfo]:
@@ -294,26 +304,40 @@ class Gauge:
         )
 
     def record_usage(
-        self, params: RecordUsageParams, estimate: RequestEstimate | None = None
+        self,
+        params: RecordUsageParams,
+        estimate: RequestEstimate | None = None,
+        *,
+        log_request: bool = True,
     ) -> RecordResult:
-        """Learn from the usage the API reported for a request, as counted when it was sent."""
+        """Learn from the usage the API reported for a request, as counted when it was sent;
+        `log_request`: add it to the usage history as answered (the chat logs its own)."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         copilot = self.copilot_view.messages(params.messages)
+        self.calibration.record_usage(model, estimate, params.usage, copilot)
         cost = request_cost(params.usage, model.pricing)
-        self.calibration.record_usage(model, estimate, params.usage, copilot, cost)
         used, output = params.usage.total_input_tokens, params.usage.output_tokens
         self.latest = LastRequest(model.id, estimate, used, output, cost)
-        if not is_helper_request(estimate):
+        if request_kind(params.messages, len(params.tools), HELPER_MAX_MESSAGES) != "helper":
             self.last = self.latest
             remembered = LastConversation(model.id, used, output)
             self.ledger.set_document(LAST_CONVERSATION, remembered.to_document())
+        if log_request:
+            self.log_request(
+                model, params.messages, params.tools, estimate, "answered", usage=params.usage
+            )
         return RecordResult(epoch=self.epoch, estimate=self.breakdown(model, estimate))
 
     def record_error(
-        self, params: RecordErrorParams, estimate: RequestEstimate | None = None
+        self,
+        params: RecordErrorParams,
+        estimate: RequestEstimate | None = None,
+        *,
+        log_request: bool = True,
     ) -> RecordResult:
-        """Classify an API error body; learn from it when it is an overflow."""
+        """Classify an API error body; learn from it when it is an overflow; `log_request`: add
+        the request to the usage history as failed (the chat logs its own)."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         error = parse_overflow_error(params.status, params.body)
@@ -322,11 +346,81 @@ class Gauge:
             window = budget.effective_window(model, self.calibration.learned_limit(model.id))
             copilot = self.copilot_view.messages(params.messages)
             learned = self.calibration.learn_overflow(model, estimate, error, window, copilot)
+        if log_request:
+            failure = error.kind.value.replace("_", " ")
+            self.log_request(
+                model, params.messages, params.tools, estimate, "failed", error=failure
+            )
         return RecordResult(
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
             error=error.report(),
             learned_limit=learned,
+        )
+
+    def log_request(
+        self,
+        model: ModelSpec,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        estimate: RequestEstimate,
+        outcome: Outcome,
+        *,
+        usage: Usage | None = None,
+        error: str | None = None,
+        trimmed_tokens: int = 0,
+        retries: int = 0,
+    ) -> RequestRecord:
+        """Add a request to the usage history: its conversation, sizes, usage, cost and fate."""
+        kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
+        placement = self.conversations.place(messages, estimate.features.digests, kind)
+        limit = self.calibration.learned_limit(model.id)
+        record = RequestRecord(
+            time=self._clock(),
+            model_id=model.id,
+            kind=kind,
+            outcome=outcome,
+            estimated_tokens=estimate.total,
+            window=budget.effective_window(model, limit),
+            max_input_tokens=budget.max_input_tokens(model, limit),
+            conversation=placement.conversation,
+            error=error,
+            input_tokens=None if usage is None else usage.total_input_tokens,
+            cached_tokens=0 if usage is None else usage.cache_read_tokens,
+            cache_write_tokens=0 if usage is None else usage.cache_write_tokens,
+            output_tokens=None if usage is None else usage.output_tokens,
+            reasoning_tokens=0 if usage is None else usage.reasoning_tokens,
+            cost_usd=None if usage is None else request_cost(usage, model.pricing),
+            trimmed_tokens=trimmed_tokens,
+            retries=retries,
+            summarized=placement.summarized,
+            ratios=self.calibration.ratios(model),
+        )
+        self.ledger.append_usage(record.to_json())
+        if record.conversation is not None:
+            self.conversation = record.conversation
+        return record
+
+    def requests(self) -> list[RequestRecord]:
+        """The usage history's requests within the retention, oldest first."""
+        since = dashboard.kept_since(self._clock(), self.settings.usage_retention_days)
+        records = (read_record(data) for data in self.ledger.recent_usage())
+        return [record for record in records if record is not None and record.time >= since]
+
+    def dashboard(self) -> dashboard.DashboardData:
+        """The dashboard's data: the requests kept, summed per day, model and conversation."""
+        models = [
+            dashboard.ModelRow(
+                model.id,
+                model.name,
+                budget.effective_window(model, self.calibration.learned_limit(model.id)),
+                self.max_input_tokens(model),
+                _pricing_row(model),
+            )
+            for model in self.catalog
+        ]
+        return dashboard.build(
+            self.requests(), models, self._clock(), self.settings.usage_retention_days
         )
 
     def status(self) -> Status:
@@ -338,13 +432,19 @@ class Gauge:
         ledger remembers from an earlier session; None when there is none."""
         if self.last is not None:
             model = self.model(self.last.model_id)
-            figures = attrs.evolve(
-                self._figures(model, self.last.input_tokens, self.last.output_tokens),
-                cost_usd=self.last.cost_usd,
-                today_usd=self._cost_totals().get(model.id, CostTotal()).today_usd
-                if self.last.cost_usd is not None
-                else None,
-            )
+            figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
+            if self.last.cost_usd is not None:
+                records = self.requests()
+                today = start_of_day(self._clock())
+                conversation = [r for r in records if r.conversation == self.conversation]
+                figures = attrs.evolve(
+                    figures,
+                    cost_usd=self.last.cost_usd,
+                    today_usd=_known_sum(
+                        r for r in records if r.model_id == model.id and r.time >= today
+                    ),
+                    conversation_usd=_known_sum(conversation) if conversation else None,
+                )
             return render_status(figures, self.last.estimate, self.calibration.ratios(model))
         earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
         try:
@@ -363,7 +463,8 @@ class Gauge:
 
     def _cost_totals(self) -> dict[str, CostTotal]:
         """Known costs per model over the ledger's usage history, and since local midnight."""
-        return cost_totals(self.ledger.recent_usage(), start_of_day(time.time()))
+        records = [record.to_json() for record in self.requests()]
+        return cost_totals(records, start_of_day(self._clock()))
 
     def usage_report(self) -> UsageResult:
         """Latest breakdown, per-model calibration and recent history, for the dashboard."""
@@ -404,8 +505,19 @@ class Gauge:
         )
 
 
-def is_helper_request(estimate: RequestEstimate) -> bool:
-    """Whether a request is one of Copilot's helpers (no tools, at most two messages) rather
-    than a turn of the conversation."""
-    features = estimate.features
-    return features.walk.tools == 0 and len(features.messages) <= HELPER_MAX_MESSAGES
+def _pricing_row(model: ModelSpec) -> dashboard.PricingRow | None:
+    pricing = model.pricing
+    if pricing is None:
+        return None
+    return dashboard.PricingRow(
+        input=pricing.input_per_m_tok,
+        output=pricing.output_per_m_tok,
+        cached_input=pricing.cached_input_per_m_tok,
+        cache_write=pricing.cache_write_per_m_tok,
+        reasoning=pricing.reasoning_per_m_tok,
+    )
+
+
+def _known_sum(records: Iterable[RequestRecord]) -> float:
+    """The sum of the known costs of `records`."""
+    return sum(record.cost_usd for record in records if record.cost_usd is not None)

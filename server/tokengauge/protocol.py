@@ -39,6 +39,9 @@ MODELS_CHANGED: Final = "tokenGauge/modelsChanged"
 CALIBRATION: Final = "tokenGauge/calibration"
 ADD_PROVIDER: Final = "tokenGauge/addProvider"
 CHECK_KEY: Final = "tokenGauge/checkKey"
+DASHBOARD: Final = "tokenGauge/dashboard"
+ACTIVITY: Final = "tokenGauge/activity"
+"""Notification: a request was added to the usage history (the dashboard reads it again)."""
 
 REQUESTS: Final = frozenset(
     {
@@ -52,6 +55,7 @@ REQUESTS: Final = frozenset(
         WARM_COUNTS,
         ADD_PROVIDER,
         CHECK_KEY,
+        DASHBOARD,
     }
 )
 
@@ -79,6 +83,8 @@ class ModelInfo:
     capabilities: Capabilities
     tooltip: str
     detail: str
+    pricing: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The model's prices in words (VS Code's model picker shows it), when known."""
     is_byok: bool = True
     """The user's own key and API (VS Code 1.139 reads it from the model information)."""
 
@@ -346,40 +352,6 @@ class ModelCalibration:
 
 
 @attrs.frozen
-class UsageRecord:
-    """What one response's usage taught, as the ledger keeps it (`history` below lists them)."""
-
-    time: float
-    model_id: str
-    estimated_tokens: int
-    raw_tokens: int
-    ratios: dict[str, float]
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    reasoning_tokens: int
-    kind: str = "usage"
-    cost_usd: float | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    """What the request cost in US dollars (`cost.request_cost`); left out when unknown."""
-
-
-@attrs.frozen
-class OverflowRecord:
-    """What one overflow error taught, as the ledger keeps it."""
-
-    time: float
-    model_id: str
-    estimated_tokens: int
-    raw_tokens: int
-    ratios: dict[str, float]
-    input_tokens: int
-    limit_tokens: int | None
-    output_tokens: int | None
-    kind: str = "overflow"
-
-
-@attrs.frozen
 class ModelCost:
     """The known costs of one model's requests in the ledger's usage history."""
 
@@ -401,8 +373,7 @@ class UsageResult:
     status: Status | None
     models: list[ModelCalibration]
     history: list[dict[str, Any]]
-    """The ledger's latest usage and overflow records (`UsageRecord`, `OverflowRecord`), as
-    stored."""
+    """The ledger's latest request records (`activity.record.RequestRecord`), as stored."""
     costs: list[ModelCost] = attrs.field(factory=list)
     """Per model with a known cost, over the ledger's whole usage history."""
     today_usd: float | None = None

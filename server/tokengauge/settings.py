@@ -124,6 +124,8 @@ class ServerSettings:
     """First backoff delay in seconds (doubled on each retry) when the API names none."""
     tool_result_max_tokens: int | None = None
     """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
+    usage_retention_days: int = 30
+    """Days the usage history keeps a request (the dashboard's reach)."""
 
 
 def _entries(options: dict[str, Any], key: str, parse: Callable[[Any, str], T]) -> list[T]:
@@ -247,6 +249,7 @@ def parse_settings(options: Any) -> ServerSettings:
         max_attempts=max(1, int(_positive(options, "maxAttempts", 3))),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
+        usage_retention_days=max(1, int(_positive(options, "usageRetentionDays", 30))),
     )
 
 

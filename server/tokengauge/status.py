@@ -104,6 +104,8 @@ class Figures:
     """What the request cost in US dollars; None: unknown (not shown)."""
     today_usd: float | None = None
     """The known costs of today's requests to this model; None: not shown."""
+    conversation_usd: float | None = None
+    """The known costs of the request's conversation so far; None: not shown."""
 
 
 def percent(part: int, whole: int) -> int:
@@ -150,8 +152,16 @@ def render_status(
         f"{compact(used)} of the input budget ({compact(max_input)}): "
         f"{percent(used, max_input)}%",
     ]
-    if figures.today_usd is not None:
-        paragraphs.append(f"Today on this model: {format_usd(figures.today_usd)}")
+    costs = [
+        f"{label}: {format_usd(amount)}"
+        for label, amount in (
+            ("This conversation", figures.conversation_usd),
+            ("Today on this model", figures.today_usd),
+        )
+        if amount is not None
+    ]
+    if costs:
+        paragraphs.append("  \n".join(costs))
     if ratios is not None:
         paragraphs.append(
             "Correction factors (measured ÷ estimated): "

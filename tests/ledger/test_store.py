@@ -737,3 +737,16 @@ def test_a_half_written_wal_of_an_earlier_version_is_survived(tmp_path: Path) ->
     ledger.set_limit("new", 2_000)
     ledger.close()
     assert Ledger(directory).get_limit("new") == 2_000
+
+
+def test_old_usage_records_are_dropped_from_disk_and_memory(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+    for when in (100.0, 200.0, 300.0):
+        ledger.append_usage({"time": when, "modelId": "m"})
+    ledger.append_usage({"modelId": "m"})  # no time: cannot be kept by age
+    ledger.drop_usage_before(200.0)
+    assert [r["time"] for r in ledger.recent_usage()] == [200.0, 300.0]
+    ledger.close()
+    again = Ledger(tmp_path)
+    assert [r["time"] for r in again.recent_usage()] == [200.0, 300.0]
+    again.close()

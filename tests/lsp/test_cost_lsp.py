@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 import pytest_lsp
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.config import Scripted, UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
-from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import PartLog, chat_options, chat_params, conversation
+from tests.harness.lsp import SERVER, call, expect_notification, initialize
+from tests.lsp.chat_helpers import PartLog, chat_options, chat_params, conversation, text_message
 
 PRICING = {"inputPerMTok": 2.0, "outputPerMTok": 8.0, "cachedInputPerMTok": 1.0}
 
@@ -43,7 +45,7 @@ async def test_a_priced_chat_records_its_cost(client: LanguageClient):
     priced, unpriced = usage["history"]
     assert priced["modelId"] == "acme-priced"
     assert priced["costUsd"] == pytest.approx(expected)
-    assert unpriced["modelId"] == "acme-coder" and "costUsd" not in unpriced
+    assert unpriced["modelId"] == "acme-coder" and unpriced["costUsd"] is None
     assert usage["costs"] == [
         {
             "modelId": "acme-priced",
@@ -53,3 +55,43 @@ async def test_a_priced_chat_records_its_cost(client: LanguageClient):
         }
     ]
     assert usage["todayUsd"] == pytest.approx(expected)
+
+
+async def test_the_dashboard_lists_every_chat_and_is_told_of_each(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    question = "Please explain what this code does: " + "total = compute(x, y) + 1\n" * 40
+    told = expect_notification(client, "tokenGauge/activity")
+    turn = [
+        *conversation(question),
+        text_message("assistant", "It adds."),
+        text_message("user", "Why?"),
+    ]
+    await call(client, "tokenGauge/chat", chat_params("acme-priced", turn))
+    await asyncio.wait_for(told, 30)
+    upstream.script(Scripted(status=503), Scripted(status=401))  # one retry, then refused
+    with pytest.raises(JsonRpcException):
+        await call(client, "tokenGauge/chat", chat_params("acme-priced", conversation("again?")))
+    answered, failed = (await call(client, "tokenGauge/dashboard", {}))["requests"]
+    first, *_ = upstream.model_requests
+    expected = (first.prompt_tokens * 2.0 + first.output_tokens * 8.0) / 1e6
+    assert (answered["outcome"], answered["inputTokens"]) == ("answered", first.prompt_tokens)
+    assert answered["costUsd"] == pytest.approx(expected) and answered["kind"] == "turn"
+    assert (failed["outcome"], failed["retries"], failed["inputTokens"]) == ("failed", 1, None)
+    assert "401" in failed["error"] and failed["costUsd"] is None
+    data = await call(client, "tokenGauge/dashboard", {})
+    assert data["totals"]["costUsd"] == pytest.approx(expected)
+    assert data["totals"]["failed"] == 1
+    priced = next(model for model in data["models"] if model["id"] == "acme-priced")
+    assert priced["pricing"] == {
+        "input": 2.0,
+        "output": 8.0,
+        "cachedInput": 1.0,
+        "cacheWrite": None,
+        "reasoning": None,
+    }
+
+
+async def test_the_model_picker_is_told_the_prices_it_has(client: LanguageClient):
+    models = {model["id"]: model for model in await call(client, "tokenGauge/models", {})}
+    assert models["acme-priced"]["pricing"] == "$2.00 in, $1.00 cached, $8.00 out per 1M tokens"
+    assert "pricing" not in models["acme-coder"]

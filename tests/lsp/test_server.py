@@ -184,7 +184,7 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
     usage = await call(client, "tokenGauge/usage", {})
     assert usage["latest"]["inputTokens"] == actual
     assert usage["history"][-1]["inputTokens"] == actual
-    assert usage["history"][-1]["kind"] == "usage"
+    assert usage["history"][-1]["outcome"] == "answered"
 
 
 async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Path):

@@ -3,7 +3,9 @@
 // steps in the browser and writes the outcome to $TG_UI_DIR/<id>.json, which this waits for.
 // Steps: {press: 'Enter'}, {type: 'text'}, {click: 'css'}, {clickText: 'Label', within?: 'css'}, {waitText: 'text'},
 // {waitSelector: 'css'}, {hover: 'css'}, {read: 'css'} (the inner texts of every match), {wait: ms},
-// {shot: 'name', clip?: {x, y, width, height}}.
+// {shot: 'name', clip?: {x, y, width, height}}, {evaluate: 'expression'} (its JSON-able value is read),
+// {policyViolations: true} (what the browser's console said a Content-Security-Policy refused, so far);
+// `inFrame: 'css'` points a step's selectors (and `evaluate`) at the frame holding that element (a webview).
 'use strict';
 const fs = require('fs');
 const path = require('path');

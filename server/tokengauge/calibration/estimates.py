@@ -45,9 +45,8 @@ from tokengauge.counting.scales import (
     tool_scale,
 )
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, Tool, Usage, unstructure
+from tokengauge.messages import Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.protocol import OverflowRecord, UsageRecord
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,6 @@ class Calibration:
 
     def __init__(self, ledger: Ledger, clock: Callable[[], float] = time.time) -> None:
         self.ledger = ledger
-        self._clock = clock
         self._fits: dict[str, ComponentFit] = {}
         self._walks: dict[str, ToolWalk | None] = {}
         self._scales: dict[tuple[str, int], Scales] = {}
@@ -269,12 +267,10 @@ class Calibration:
         estimate: RequestEstimate,
         usage: Usage,
         copilot_messages: int | None = None,
-        cost_usd: float | None = None,
     ) -> bool:
         """Learn from a response's usage report; False if it taught nothing.
 
-        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`);
-        `cost_usd` what the request cost, kept with its record.
+        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`).
         """
         actual = usage.total_input_tokens
         if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
@@ -292,21 +288,6 @@ class Calibration:
             estimate.total,
             estimate.raw_total,
             _ratios_text(self.ratios(model)),
-        )
-        self._record(
-            UsageRecord(
-                time=self._clock(),
-                model_id=model.id,
-                estimated_tokens=estimate.total,
-                raw_tokens=estimate.raw_total,
-                ratios=self.ratios(model),
-                input_tokens=actual,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                reasoning_tokens=usage.reasoning_tokens,
-                cost_usd=cost_usd,
-            )
         )
         return True
 
@@ -359,18 +340,6 @@ class Calibration:
             limit,
             error.output_tokens,
             _ratios_text(self.ratios(model)),
-        )
-        self._record(
-            OverflowRecord(
-                time=self._clock(),
-                model_id=model.id,
-                estimated_tokens=estimate.total,
-                raw_tokens=estimate.raw_total,
-                ratios=self.ratios(model),
-                input_tokens=true_input,
-                limit_tokens=limit,
-                output_tokens=error.output_tokens,
-            )
         )
         return new_limit
 
@@ -462,10 +431,6 @@ class Calibration:
         if model_id not in self._walks:
             self._walks[model_id] = _walk_from(self.ledger.get_document(_walk_key(model_id)))
         return self._walks[model_id]
-
-    def _record(self, record: UsageRecord | OverflowRecord) -> None:
-        """Keep what a report taught in the ledger's history."""
-        self.ledger.append_usage(unstructure(record))
 
 
 def _tools_and_overhead(fit: ComponentFit, request: RequestFeatures) -> float:

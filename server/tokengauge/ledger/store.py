@@ -80,7 +80,7 @@ class Ledger:
         directory: Path | None,
         *,
         size_limit_bytes: int = 256 * 2**20,
-        history_limit: int = 500,
+        history_limit: int = 2_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Open the ledger in `directory`, or keep it in memory only when `directory` is None."""
@@ -206,6 +206,29 @@ class Ledger:
             record for record in map(_decode, lines[-self._history_limit :]) if record is not None
         ]
         return records if limit is None else records[-limit:]
+
+    def drop_usage_before(self, oldest: float) -> None:
+        """Forget the usage records older than `oldest` (a Unix time), on disk too."""
+
+        def kept(line: str) -> bool:
+            record = _decode(line)
+            when = record.get("time") if record is not None else None
+            return isinstance(when, (int, float)) and when >= oldest
+
+        with self._lock:
+            self._usage = collections.deque(filter(kept, self._usage), maxlen=self._usage.maxlen)
+            self._dirty_usage = list(filter(kept, self._dirty_usage))
+        store = self._usable()
+        if store is None or self._read_only:
+            return
+        try:
+            with store.cache.transact():
+                lines = _split_lines(store.cache.get(_USAGE_KEY))
+                fresh = list(filter(kept, lines))
+                if len(fresh) < len(lines):
+                    store.cache.set(_USAGE_KEY, "\n".join(fresh))
+        except Exception as exc:
+            self._failed(store, exc)
 
     def close(self) -> None:
         """Write what is still waiting, then close the disk store; memory keeps working."""

@@ -192,6 +192,10 @@ class TokenGaugeServer(LanguageServer):
         """Tell the extension to ask for the models again."""
         self.protocol.notify(protocol.MODELS_CHANGED, {})
 
+    def send_activity(self) -> None:
+        """Tell the extension the usage history has a new request."""
+        self.protocol.notify(protocol.ACTIVITY, {})
+
     def send_calibration(self, model_id: str) -> None:
         """Tell the extension a model's scales and the epoch (its memo follows at once)."""
         gauge = self.gauge
@@ -232,6 +236,10 @@ class ServerChatSink:
     def calibration_changed(self, model_id: str) -> None:
         """One `tokenGauge/calibration` notification."""
         self.server.send_calibration(model_id)
+
+    def activity(self) -> None:
+        """One `tokenGauge/activity` notification."""
+        self.server.send_activity()
 
 
 @contextlib.contextmanager
@@ -292,6 +300,10 @@ def create_server() -> TokenGaugeServer:
     def usage(ls: TokenGaugeServer, params: Any) -> Any:
         return unstructure(ls.gauge.usage_report())
 
+    @server.feature(protocol.DASHBOARD)
+    def dashboard(ls: TokenGaugeServer, params: Any) -> Any:
+        return ls.gauge.dashboard().to_json()
+
     @server.feature(protocol.RECORD_USAGE)
     def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
         with invalid_params():
@@ -299,6 +311,7 @@ def create_server() -> TokenGaugeServer:
             result = ls.gauge.record_usage(request)
         ls.send_calibration(request.model_id)
         ls.send_status()
+        ls.send_activity()
         return unstructure(result)
 
     @server.feature(protocol.RECORD_ERROR)
@@ -309,6 +322,7 @@ def create_server() -> TokenGaugeServer:
         ls.send_calibration(request.model_id)
         if result.learned_limit is not None:
             ls.send_models_changed()
+        ls.send_activity()
         return unstructure(result)
 
     @server.feature(protocol.WARM_COUNTS)

@@ -1,0 +1,161 @@
+/**
+ * The per-day charts: tokens per day (cached input, fresh input and output stacked, one row per
+ * model), cost per day (stacked by model, with each day's total), and the cache hit rate per day
+ * and model. They share an x axis of days, the days without requests included.
+ */
+import * as Plot from '@observablehq/plot';
+
+import { finish, MARGIN_LEFT, MARGIN_RIGHT, modelColors, modelLegend, noData, tipStyle, type ChartContext, type ChartResult } from './chartKit';
+import type { DayModelRow } from './data';
+import { dayRange, formatCount, formatDay, formatPercent, formatTokens, formatUsd } from './format';
+import { modelOrder, nameOf } from './models';
+import { cacheRates, dailyCostTotals, SEGMENTS, thinDays, tokenSegments, type TokenSegment } from './series';
+
+function dayAxis(days: readonly DayModelRow[], width: number): { domain: string[]; ticks: string[]; band: number; padding: number } {
+    const sorted = days.map((d) => d.day).sort();
+    const domain = sorted.length ? dayRange(sorted[0], sorted[sorted.length - 1]) : [];
+    const band = (width - MARGIN_LEFT - MARGIN_RIGHT) / Math.max(1, domain.length);
+    // bars no wider than about 56 px
+    const padding = Math.min(0.8, Math.max(0.22, 1 - 56 / band));
+    return { domain, ticks: thinDays(domain, 52 / band), band, padding };
+}
+
+export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult {
+    const p = ctx.palette;
+    const days = ctx.data.days;
+    const segments = tokenSegments(days);
+    const order = modelOrder(ctx.data);
+    const models = order.filter((id) => days.some((d) => d.modelId === id));
+    const axis = dayAxis(days, width);
+    const segmentColors = [p.green, p.blue, p.orange];
+    const facet = 118;
+    const chart = Plot.plot({
+        width,
+        height: 26 + 26 + models.length * facet,
+        marginLeft: MARGIN_LEFT,
+        marginRight: MARGIN_RIGHT,
+        marginTop: 22,
+        marginBottom: 26,
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
+        y: { grid: true, ticks: 3, tickFormat: (v: number) => formatTokens(v), label: null },
+        fy: { domain: models, axis: null, padding: 0.2 },
+        color: { domain: [...SEGMENTS], range: segmentColors },
+        marks: [
+            Plot.barY(segments, {
+                x: 'day', y: 'tokens', fy: 'modelId', fill: 'segment', order: [...SEGMENTS], className: 'tg-bar',
+                channels: {
+                    model: { value: (d: TokenSegment) => nameOf(ctx.names, d.modelId), label: 'Model' },
+                    date: { value: (d: TokenSegment) => formatDay(d.day), label: 'Day' },
+                    amount: { value: (d: TokenSegment) => formatCount(d.tokens), label: 'Tokens' },
+                },
+                tip: { ...tipStyle(ctx), format: { x: false, y: false, fy: false, fill: true, model: true, date: true, amount: true } },
+            }),
+            Plot.ruleY([0], { stroke: p.muted, strokeOpacity: 0.5 }),
+            Plot.text(models, {
+                fy: (id: string) => id, text: (id: string) => nameOf(ctx.names, id), frameAnchor: 'top-left', textAnchor: 'start', lineAnchor: 'bottom',
+                dy: -6, dx: -MARGIN_LEFT + 2, fill: p.foreground, fontWeight: 600, fontSize: 11.5,
+            }),
+        ],
+    });
+    return {
+        legend: SEGMENTS.map((s, i) => ({ label: s, color: segmentColors[i], mark: 'swatch' as const })),
+        nodes: [finish(ctx, chart)],
+        summary: '',
+    };
+}
+
+export function dailyCostChart(ctx: ChartContext, width: number): ChartResult {
+    const p = ctx.palette;
+    const colors = modelColors(ctx);
+    const rows = ctx.data.days.filter((d) => d.costUsd !== null);
+    const unpriced = ctx.data.days.filter((d) => d.unpriced > 0);
+    const unpricedNames = [...new Set(unpriced.map((d) => nameOf(ctx.names, d.modelId)))].join(', ');
+    if (rows.length === 0) {
+        return noData(unpricedNames ? `No known cost: no price known for ${unpricedNames}.` : 'No known cost yet.');
+    }
+    const axis = dayAxis(ctx.data.days, width);
+    const totals = dailyCostTotals(rows);
+    const labels = axis.band >= 46;
+    const top = Math.max(...totals.map((t) => t.costUsd));
+    // the same decimals on every tick: $0, $5, $10 / $0.00, $0.50 / $0.000, $0.020
+    const decimals = top >= 10 ? 0 : top >= 0.1 ? 2 : Math.min(6, Math.ceil(-Math.log10(Math.max(top, 1e-6))) + 1);
+    const chart = Plot.plot({
+        width,
+        height: width < 560 ? 190 : 210,
+        marginLeft: MARGIN_LEFT,
+        marginRight: MARGIN_RIGHT,
+        marginTop: labels ? 20 : 12,
+        marginBottom: 26,
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
+        y: { domain: [0, top > 0 ? top * 1.08 : 1], nice: true, grid: true, ticks: 4, tickFormat: (v: number) => `$${v.toFixed(decimals)}`, label: null },
+        color: { domain: colors.domain, range: colors.range },
+        marks: [
+            Plot.barY(rows, {
+                x: 'day', y: 'costUsd', fill: 'modelId', order: colors.domain, className: 'tg-bar',
+                channels: {
+                    model: { value: (d: DayModelRow) => nameOf(ctx.names, d.modelId), label: 'Model' },
+                    date: { value: (d: DayModelRow) => formatDay(d.day), label: 'Day' },
+                    cost: { value: (d: DayModelRow) => formatUsd(d.costUsd), label: 'Cost' },
+                    count: { value: (d: DayModelRow) => formatCount(d.requests), label: 'Requests' },
+                },
+                tip: { ...tipStyle(ctx), format: { x: false, y: false, fill: false, model: true, date: true, cost: true, count: true } },
+            }),
+            Plot.ruleY([0], { stroke: p.muted, strokeOpacity: 0.5 }),
+            labels ? Plot.text(totals, { x: 'day', y: 'costUsd', text: (t: { costUsd: number }) => formatUsd(t.costUsd), lineAnchor: 'bottom', dy: -4, fill: p.foreground }) : null,
+        ],
+    });
+    return {
+        legend: modelLegend(ctx, rows.map((d) => d.modelId), 'swatch'),
+        nodes: [finish(ctx, chart)],
+        summary: unpricedNames ? `Not counted: the requests of ${unpricedNames} (no price known).` : '',
+    };
+}
+
+/** The rows of each model with a NaN on the days between its first and last that have none,
+ * so that its line breaks there instead of bridging the gap. */
+function withGaps<T extends { day: string; modelId: string; percent: number }>(rows: readonly T[], days: readonly string[]): { day: string; modelId: string; percent: number }[] {
+    const out: { day: string; modelId: string; percent: number }[] = [];
+    for (const id of new Set(rows.map((r) => r.modelId))) {
+        const mine = new Map(rows.filter((r) => r.modelId === id).map((r) => [r.day, r.percent]));
+        const present = days.map((d, i) => (mine.has(d) ? i : -1)).filter((i) => i >= 0);
+        for (const day of days.slice(present[0], (present[present.length - 1] ?? -1) + 1)) {
+            out.push({ day, modelId: id, percent: mine.get(day) ?? NaN });
+        }
+    }
+    return out;
+}
+
+export function cacheChart(ctx: ChartContext, width: number): ChartResult {
+    const p = ctx.palette;
+    const colors = modelColors(ctx);
+    const rates = cacheRates(ctx.data.days).map((d) => ({ ...d, percent: d.rate * 100 }));
+    if (rates.length === 0) {
+        return noData('No usage reported yet.');
+    }
+    const axis = dayAxis(ctx.data.days, width);
+    type Rate = (typeof rates)[number];
+    const chart = Plot.plot({
+        width,
+        height: width < 560 ? 190 : 210,
+        marginLeft: MARGIN_LEFT,
+        marginRight: MARGIN_RIGHT,
+        marginTop: 12,
+        marginBottom: 26,
+        x: { type: 'point', domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: 0.5, tickSize: 0 },
+        y: { domain: [0, 100], grid: true, ticks: 4, tickFormat: (v: number) => `${v}%`, label: null },
+        color: { domain: colors.domain, range: colors.range },
+        marks: [
+            Plot.line(withGaps(rates, axis.domain), { x: 'day', y: 'percent', z: 'modelId', stroke: 'modelId', strokeWidth: 1.6, strokeOpacity: 0.8, className: 'tg-line' }),
+            Plot.dot(rates, {
+                x: 'day', y: 'percent', fill: 'modelId', r: 3.4, stroke: p.background, strokeWidth: 0.8, className: 'tg-point',
+                channels: {
+                    model: { value: (d: Rate) => nameOf(ctx.names, d.modelId), label: 'Model' },
+                    date: { value: (d: Rate) => formatDay(d.day), label: 'Day' },
+                    cached: { value: (d: Rate) => `${formatTokens(d.cachedTokens)} of ${formatTokens(d.inputTokens)}`, label: 'Cached' },
+                },
+                tip: { ...tipStyle(ctx), format: { x: false, fill: false, y: (v: number) => formatPercent(v / 100), model: true, date: true, cached: true } },
+            }),
+        ],
+    });
+    return { legend: modelLegend(ctx, rates.map((d) => d.modelId), 'circle'), nodes: [finish(ctx, chart)], summary: '' };
+}

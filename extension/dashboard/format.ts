@@ -1,0 +1,129 @@
+/**
+ * Numbers, money, percentages, days and times as the dashboard shows them (pure, no DOM).
+ *
+ * Times are Unix seconds, shown in local time with fixed English month names and a 24-hour clock
+ * (the UI is English; this keeps the text the same in every locale).
+ */
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const MINUS = '\u2212';
+export const DASH = '\u2014';
+
+// ---- numbers ---------------------------------------------------------------------------------
+
+/** 12345 → "12,345". */
+export function formatCount(n: number): string {
+    const sign = n < 0 ? '-' : '';
+    return sign + Math.round(Math.abs(n)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** "1 request", "12,345 requests". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+    return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+/** A token count in a few characters: 950, 12.3k, 128k, 1.23M. */
+export function formatTokens(n: number): string {
+    const abs = Math.abs(n);
+    const units: [number, string][] = [[1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    for (const [size, unit] of units) {
+        // 999,950 rounds to "1000k": show it as 1M instead
+        if (abs >= size * 0.99995) {
+            const v = n / size;
+            const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+            return `${trimZeros(v.toFixed(digits))}${unit}`;
+        }
+    }
+    return String(Math.round(n));
+}
+
+function trimZeros(s: string): string {
+    return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+}
+
+/** US dollars: "$0.0042", "$0.034", "$0.25", "$1.23", "$1,234"; null → "—". */
+export function formatUsd(v: number | null): string {
+    if (v === null || !Number.isFinite(v)) {
+        return DASH;
+    }
+    const abs = Math.abs(v);
+    const sign = v < 0 ? MINUS : '';
+    if (abs === 0) {
+        return '$0.00';
+    }
+    if (abs < 0.01) {
+        return `${sign}$${trimZeros(abs.toPrecision(2))}`;
+    }
+    if (abs < 0.1) {
+        return `${sign}$${abs.toFixed(3)}`;
+    }
+    if (abs < 1000) {
+        return `${sign}$${abs.toFixed(2)}`;
+    }
+    return `${sign}$${formatCount(abs)}`;
+}
+
+/** 0.623 → "62%" (digits after the point as asked). */
+export function formatPercent(fraction: number, digits = 0): string {
+    return `${(fraction * 100).toFixed(digits)}%`;
+}
+
+/** 0.032 → "+3.2%", -0.01 → "−1.0%", 0 → "0.0%". */
+export function formatSignedPercent(fraction: number): string {
+    const text = (Math.abs(fraction) * 100).toFixed(1);
+    if (text === '0.0') {
+        return '0.0%';
+    }
+    return `${fraction > 0 ? '+' : MINUS}${text}%`;
+}
+
+// ---- time -------------------------------------------------------------------------------------
+
+/** 7 → "07". */
+export function pad(n: number): string {
+    return n.toString().padStart(2, '0');
+}
+
+/** A local date as the server writes days: "2026-11-24". */
+function dateKey(d: Date): string {
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** The local date of a Unix time, as the server writes days: "2026-11-24". */
+export function localDay(time: number): string {
+    return dateKey(new Date(time * 1000));
+}
+
+/** "2026-11-24" → "Nov 24". */
+export function formatDay(day: string): string {
+    const [, month, date] = day.split('-').map(Number);
+    return `${MONTHS[(month ?? 1) - 1] ?? '?'} ${date ?? '?'}`;
+}
+
+/** Local "14:03". */
+export function formatClock(time: number): string {
+    const d = new Date(time * 1000);
+    return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** "14:03" when `time` is on the local day of `now`, else "Nov 24 14:03". */
+export function formatWhen(time: number, now: number): string {
+    const day = localDay(time);
+    return day === localDay(now) ? formatClock(time) : `${formatDay(day)} ${formatClock(time)}`;
+}
+
+/** The days from `first` to `last` (local dates, inclusive), with the ones between filled in. */
+export function dayRange(first: string, last: string): string[] {
+    const [y, m, d] = first.split('-').map(Number);
+    const days: string[] = [];
+    const date = new Date(y ?? 1970, (m ?? 1) - 1, d ?? 1, 12);
+    for (let i = 0; i < 4000; i++) {
+        const day = dateKey(date);
+        days.push(day);
+        if (day >= last) {
+            break;
+        }
+        date.setDate(date.getDate() + 1);
+    }
+    return days;
+}

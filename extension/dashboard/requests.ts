@@ -1,0 +1,90 @@
+/**
+ * What a single request's figures say (pure, no DOM): how far our estimate was off, how full the
+ * window was, how the context fill chart draws it, and what happened to it.
+ */
+import type { RequestRow } from './data';
+import { formatCount } from './format';
+
+/** How far our estimate was off the API's count: (estimate − count) ÷ count; null without a count. */
+export function estimateError(r: RequestRow): number | null {
+    if (r.inputTokens === null || r.inputTokens <= 0) {
+        return null;
+    }
+    return (r.estimatedTokens - r.inputTokens) / r.inputTokens;
+}
+
+/** The share of the model's window the request filled; null without a count or a window. */
+export function fillFraction(r: RequestRow): number | null {
+    if (r.inputTokens === null || r.window <= 0) {
+        return null;
+    }
+    return r.inputTokens / r.window;
+}
+
+// ---- the context fill chart's categories ------------------------------------------------------
+
+/** How a request is drawn in the context fill chart (the first that applies, in this order). */
+export type FillCategory = 'summarization' | 'trimmed' | 'summarized' | 'turn';
+
+export const FILL_CATEGORIES: readonly { id: FillCategory; label: string }[] = [
+    { id: 'turn', label: 'conversation turn' },
+    { id: 'summarization', label: 'summarization' },
+    { id: 'summarized', label: 'first turn after a summary' },
+    { id: 'trimmed', label: 'trimmed to fit' },
+];
+
+export function fillCategory(r: RequestRow): FillCategory {
+    if (r.kind === 'summarize') {
+        return 'summarization';
+    }
+    if (r.trimmedTokens > 0) {
+        return 'trimmed';
+    }
+    return r.summarized ? 'summarized' : 'turn';
+}
+
+/** The requests the context fill chart shows: counted by the API, not Copilot's helpers. */
+export function fillRequests(requests: readonly RequestRow[]): RequestRow[] {
+    return requests.filter((r) => r.inputTokens !== null && r.kind !== 'helper');
+}
+
+// ---- what happened ----------------------------------------------------------------------------
+
+type Tone = 'ok' | 'info' | 'good' | 'warn' | 'bad' | 'muted';
+
+export interface Happening {
+    text: string;
+    tone: Tone;
+}
+
+/** What happened to a request, every part that applies: summarization, summarized, trimmed,
+ * retried, and how it ended ("answered" only when nothing else is worth saying). */
+export function whatHappened(r: RequestRow): Happening[] {
+    const parts: Happening[] = [];
+    if (r.kind === 'summarize') {
+        parts.push({ text: 'summarization', tone: 'info' });
+    }
+    if (r.summarized) {
+        parts.push({ text: 'summarized', tone: 'good' });
+    }
+    if (r.trimmedTokens > 0) {
+        parts.push({ text: `trimmed ${formatCount(r.trimmedTokens)} tokens`, tone: 'warn' });
+    }
+    if (r.retries > 0) {
+        parts.push({ text: `retried ${r.retries}\u00d7`, tone: 'warn' });
+    }
+    if (r.outcome === 'failed') {
+        parts.push({ text: r.error ? `failed: ${r.error}` : 'failed', tone: 'bad' });
+    } else if (r.outcome === 'cancelled') {
+        const said = r.error && /^cancel/i.test(r.error) ? r.error : r.error ? `cancelled: ${r.error}` : 'cancelled';
+        parts.push({ text: said, tone: 'muted' });
+    } else if (parts.length === 0) {
+        parts.push({ text: 'answered', tone: 'ok' });
+    }
+    return parts;
+}
+
+/** `whatHappened` in one line: "summarized, retried 2×". */
+export function whatHappenedText(r: RequestRow): string {
+    return whatHappened(r).map((p) => p.text).join(', ');
+}

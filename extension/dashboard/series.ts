@@ -1,0 +1,173 @@
+/**
+ * The data series the charts draw, derived from the dashboard data (pure, no DOM): budget rules,
+ * per-day token segments, costs and cache rates, learned ratios, and the ticks of the axes.
+ */
+import type { DayModelRow, RequestRow } from './data';
+import { formatDay, formatPercent, localDay, pad } from './format';
+import { listNames } from './models';
+
+// ---- input budgets ----------------------------------------------------------------------------
+
+export interface Budget {
+    /** maxInputTokens ÷ window. */
+    fraction: number;
+    /** "budget: GPT-4.1, Claude" */
+    label: string;
+}
+
+/** The input budgets of the models of `requests` (each model's latest), as shares of the window;
+ * budgets less than `merge` apart share a rule and a label. */
+export function budgets(requests: readonly RequestRow[], names: Map<string, string>, merge = 0.03): Budget[] {
+    const latest = new Map<string, number>();
+    for (const r of requests) {
+        if (r.window > 0 && r.maxInputTokens > 0) {
+            latest.set(r.modelId, Math.min(1, r.maxInputTokens / r.window));
+        }
+    }
+    const sorted = [...latest].sort((a, b) => a[1] - b[1]);
+    const groups: { fraction: number; ids: string[] }[] = [];
+    for (const [id, fraction] of sorted) {
+        const last = groups.at(-1);
+        if (last && fraction - last.fraction < merge) {
+            last.ids.push(id);
+        } else {
+            groups.push({ fraction, ids: [id] });
+        }
+    }
+    return groups
+        .filter((g) => g.fraction < 0.9995)
+        .map((g) => ({ fraction: g.fraction, label: `budget ${formatPercent(g.fraction)}: ${listNames(g.ids, names)}` }));
+}
+
+// ---- per day ----------------------------------------------------------------------------------
+
+type Segment = 'cached input' | 'fresh input' | 'output';
+export const SEGMENTS: readonly Segment[] = ['cached input', 'fresh input', 'output'];
+
+export interface TokenSegment {
+    day: string;
+    modelId: string;
+    segment: Segment;
+    tokens: number;
+}
+
+/** Three stacked segments per `days` row: cached input, fresh input (the rest of the input,
+ * cache writes included), output. */
+export function tokenSegments(days: readonly DayModelRow[]): TokenSegment[] {
+    return days.flatMap((d) => [
+        { day: d.day, modelId: d.modelId, segment: 'cached input' as const, tokens: d.cachedTokens },
+        { day: d.day, modelId: d.modelId, segment: 'fresh input' as const, tokens: Math.max(0, d.inputTokens - d.cachedTokens) },
+        { day: d.day, modelId: d.modelId, segment: 'output' as const, tokens: d.outputTokens },
+    ]);
+}
+
+/** Each day's known cost over all models (the days with a known cost only). */
+export function dailyCostTotals(days: readonly DayModelRow[]): { day: string; costUsd: number }[] {
+    const totals = new Map<string, number>();
+    for (const d of days) {
+        if (d.costUsd !== null) {
+            totals.set(d.day, (totals.get(d.day) ?? 0) + d.costUsd);
+        }
+    }
+    return [...totals].map(([day, costUsd]) => ({ day, costUsd })).sort((a, b) => (a.day < b.day ? -1 : 1));
+}
+
+/** Cache hit rate of each `days` row that has input tokens. */
+export function cacheRates(days: readonly DayModelRow[]): { day: string; modelId: string; rate: number; cachedTokens: number; inputTokens: number }[] {
+    return days
+        .filter((d) => d.inputTokens > 0)
+        .map((d) => ({ day: d.day, modelId: d.modelId, rate: d.cachedTokens / d.inputTokens, cachedTokens: d.cachedTokens, inputTokens: d.inputTokens }));
+}
+
+// ---- learned ratios ---------------------------------------------------------------------------
+
+const RATIO_COMPONENTS: readonly { id: string; label: string }[] = [
+    { id: 'text', label: 'text: API tokens per counted token' },
+    { id: 'cjk', label: 'CJK text: API tokens per counted token' },
+    { id: 'tools', label: 'tools: API tokens per counted token' },
+    { id: 'message', label: 'per message: API tokens' },
+    { id: 'fixed', label: 'per request: fixed API tokens' },
+];
+
+export interface RatioPoint {
+    seq: number;
+    time: number;
+    modelId: string;
+    component: string;
+    value: number;
+}
+
+/** The learned ratios after each request, one point per request × component. */
+export function ratioPoints(requests: readonly RequestRow[]): RatioPoint[] {
+    const points: RatioPoint[] = [];
+    for (const r of [...requests].sort((a, b) => a.seq - b.seq)) {
+        for (const [component, value] of Object.entries(r.ratios)) {
+            if (Number.isFinite(value)) {
+                points.push({ seq: r.seq, time: r.time, modelId: r.modelId, component, value });
+            }
+        }
+    }
+    return points;
+}
+
+/** The components present in `points`, the known ones first in their usual order. */
+export function ratioComponents(points: readonly RatioPoint[]): string[] {
+    const present = new Set(points.map((p) => p.component));
+    const known = RATIO_COMPONENTS.map((c) => c.id).filter((id) => present.has(id));
+    return [...known, ...[...present].filter((id) => !known.includes(id)).sort()];
+}
+
+export function ratioLabel(component: string): string {
+    return RATIO_COMPONENTS.find((c) => c.id === component)?.label ?? component;
+}
+
+// ---- axis ticks -------------------------------------------------------------------------------
+
+interface AxisTick {
+    /** The request's `seq` the tick stands at. */
+    seq: number;
+    label: string;
+}
+
+/** Ticks for an axis of requests in `seq` order: the first request of each local day ("Nov 24"),
+ * and of each hour ("14:00") when the requests span at most two days; ticks closer than
+ * `minGap` seqs to the previous one are dropped (day ticks win over hour ticks). */
+export function requestTicks(requests: readonly { seq: number; time: number }[], minGap: number): AxisTick[] {
+    const sorted = [...requests].sort((a, b) => a.seq - b.seq);
+    const days = new Set(sorted.map((r) => localDay(r.time)));
+    const hours = days.size <= 2;
+    const candidates: (AxisTick & { day: boolean })[] = [];
+    let lastDay = '';
+    let lastHour = -1;
+    for (const r of sorted) {
+        const day = localDay(r.time);
+        const hour = new Date(r.time * 1000).getHours();
+        if (day !== lastDay) {
+            candidates.push({ seq: r.seq, label: formatDay(day), day: true });
+        } else if (hours && hour !== lastHour) {
+            candidates.push({ seq: r.seq, label: `${pad(hour)}:00`, day: false });
+        }
+        lastDay = day;
+        lastHour = hour;
+    }
+    // day ticks first, then hour ticks where they leave room
+    const kept: (AxisTick & { day: boolean })[] = [];
+    const fits = (seq: number) => kept.every((k) => Math.abs(k.seq - seq) >= minGap);
+    for (const c of candidates.filter((c) => c.day)) {
+        if (fits(c.seq)) {
+            kept.push(c);
+        }
+    }
+    for (const c of candidates.filter((c) => !c.day)) {
+        if (fits(c.seq)) {
+            kept.push(c);
+        }
+    }
+    return kept.sort((a, b) => a.seq - b.seq).map(({ seq, label }) => ({ seq, label }));
+}
+
+/** Every `step`-th day of `days` (so that labels of narrow bars do not overlap), the last kept. */
+export function thinDays(days: readonly string[], step: number): string[] {
+    const n = Math.max(1, Math.ceil(step));
+    return days.filter((_, i) => (days.length - 1 - i) % n === 0);
+}

@@ -1,0 +1,210 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+
+import type { DashboardData, DayModelRow, RequestRow } from '../../dashboard/data';
+import {
+    dayRange, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay,
+} from '../../dashboard/format';
+import { modelNames, modelOrder } from '../../dashboard/models';
+import { estimateError, fillCategory, fillFraction, fillRequests, whatHappened, whatHappenedText } from '../../dashboard/requests';
+import { conversationRows, requestRows } from '../../dashboard/rows';
+import {
+    budgets, cacheRates, dailyCostTotals, ratioComponents, ratioPoints, requestTicks, thinDays, tokenSegments,
+} from '../../dashboard/series';
+import { summaryTiles } from '../../dashboard/summaries';
+
+/** A local time (Unix seconds), so the tests read the same in every time zone. */
+function at(month: number, day: number, hour: number, minute = 0): number {
+    return new Date(2026, month - 1, day, hour, minute).getTime() / 1000;
+}
+
+function request(over: Partial<RequestRow> = {}): RequestRow {
+    return {
+        seq: 1, time: at(11, 24, 14, 3), modelId: 'm', conversation: 'c1', kind: 'turn', outcome: 'answered', error: null,
+        estimatedTokens: 1050, inputTokens: 1000, cachedTokens: 400, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0,
+        costUsd: 0.01, window: 10000, maxInputTokens: 8000, trimmedTokens: 0, retries: 0, summarized: false, ratios: {},
+        ...over,
+    };
+}
+
+function day(over: Partial<DayModelRow> = {}): DayModelRow {
+    return { day: '2026-11-24', modelId: 'm', requests: 1, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, unpriced: 0, ...over };
+}
+
+function data(over: Partial<DashboardData> = {}): DashboardData {
+    return {
+        generated: at(11, 24, 18),
+        retentionDays: 30,
+        models: [
+            { id: 'm', name: 'Model M', window: 10000, maxInputTokens: 8000, pricing: { input: 1, cachedInput: 0.1, cacheWrite: null, output: 2, reasoning: null } },
+            { id: 'free', name: 'Free', window: 4000, maxInputTokens: 3000, pricing: null },
+        ],
+        requests: [request()],
+        days: [day()],
+        conversations: [],
+        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4 },
+        ...over,
+    };
+}
+
+void test('formats counts, tokens, money and percentages', () => {
+    assert.equal(formatCount(1234567), '1,234,567');
+    assert.equal(formatCount(999), '999');
+    assert.deepEqual([950, 12345, 128000, 999_999, 1_234_567, 2e9].map(formatTokens), ['950', '12.3k', '128k', '1M', '1.23M', '2G']);
+    assert.deepEqual([null, 0, 0.00042, 0.0346, 0.966, 1.5, 12345.6].map(formatUsd), ['\u2014', '$0.00', '$0.00042', '$0.035', '$0.97', '$1.50', '$12,346']);
+    assert.equal(formatPercent(0.623), '62%');
+    assert.equal(formatPercent(0.6234, 1), '62.3%');
+    assert.equal(formatSignedPercent(0.032), '+3.2%');
+    assert.equal(formatSignedPercent(-0.01), '\u22121.0%');
+    assert.equal(formatSignedPercent(0.00001), '0.0%');
+});
+
+void test('formats local days and times, the date only when not today', () => {
+    assert.equal(localDay(at(11, 24, 0, 5)), '2026-11-24');
+    assert.equal(formatDay('2026-11-04'), 'Nov 4');
+    assert.equal(formatWhen(at(11, 24, 9, 7), at(11, 24, 23)), '09:07');
+    assert.equal(formatWhen(at(11, 23, 21, 30), at(11, 24, 1)), 'Nov 23 21:30');
+    assert.deepEqual(dayRange('2026-11-29', '2026-12-02'), ['2026-11-29', '2026-11-30', '2026-12-01', '2026-12-02']);
+    assert.deepEqual(dayRange('2026-11-24', '2026-11-24'), ['2026-11-24']);
+    assert.deepEqual(thinDays(['a', 'b', 'c', 'd', 'e'], 2), ['a', 'c', 'e']);
+    assert.deepEqual(thinDays(['a', 'b', 'c', 'd'], 0.4), ['a', 'b', 'c', 'd']);
+});
+
+void test('says what happened to a request, every part that applies', () => {
+    assert.equal(whatHappenedText(request()), 'answered');
+    assert.equal(whatHappenedText(request({ kind: 'summarize' })), 'summarization');
+    assert.equal(whatHappenedText(request({ summarized: true, trimmedTokens: 12345, retries: 2 })), 'summarized, trimmed 12,345 tokens, retried 2\u00d7');
+    assert.equal(whatHappenedText(request({ outcome: 'failed', error: 'rate limited (429)', retries: 3 })), 'retried 3\u00d7, failed: rate limited (429)');
+    assert.equal(whatHappenedText(request({ outcome: 'failed' })), 'failed');
+    assert.equal(whatHappenedText(request({ outcome: 'cancelled' })), 'cancelled');
+    assert.equal(whatHappenedText(request({ outcome: 'cancelled', error: 'cancelled by the user' })), 'cancelled by the user');
+    assert.deepEqual(whatHappened(request({ outcome: 'failed', error: '<b>x</b>' })), [{ text: 'failed: <b>x</b>', tone: 'bad' }]);
+});
+
+void test('estimate error, window fill and the fill chart\u2019s categories', () => {
+    assert.equal(estimateError(request({ estimatedTokens: 1100, inputTokens: 1000 })), 0.1);
+    assert.equal(estimateError(request({ inputTokens: null })), null);
+    assert.equal(fillFraction(request({ inputTokens: 2500, window: 10000 })), 0.25);
+    assert.equal(fillFraction(request({ inputTokens: null })), null);
+    assert.equal(fillCategory(request()), 'turn');
+    assert.equal(fillCategory(request({ kind: 'summarize', trimmedTokens: 5 })), 'summarization');
+    assert.equal(fillCategory(request({ summarized: true, trimmedTokens: 5 })), 'trimmed');
+    assert.equal(fillCategory(request({ summarized: true })), 'summarized');
+    const rows = [request({ seq: 1 }), request({ seq: 2, kind: 'helper' }), request({ seq: 3, inputTokens: null }), request({ seq: 4, kind: 'summarize' })];
+    assert.deepEqual(fillRequests(rows).map((r) => r.seq), [1, 4]);
+});
+
+void test('budget rules: each model\u2019s latest, close ones merged, none at the window itself', () => {
+    const names = new Map([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    const rows = [
+        request({ modelId: 'a', window: 1000, maxInputTokens: 500 }),
+        request({ modelId: 'a', window: 1000, maxInputTokens: 800 }),
+        request({ modelId: 'b', window: 2000, maxInputTokens: 1620 }),
+        request({ modelId: 'c', window: 100, maxInputTokens: 100 }),
+    ];
+    assert.deepEqual(budgets(rows, names), [{ fraction: 0.8, label: 'budget 80%: A, B' }]);
+    assert.deepEqual(budgets(rows, names, 0.001).map((b) => b.label), ['budget 80%: A', 'budget 81%: B']);
+});
+
+void test('summary tiles: unknown costs show a dash that names the models without a price', () => {
+    const unpriced = data({
+        requests: [request({ modelId: 'free', costUsd: null })],
+        days: [day({ modelId: 'free', costUsd: null, unpriced: 1 })],
+        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4 },
+    });
+    const tiles = Object.fromEntries(summaryTiles(unpriced).map((t) => [t.id, t]));
+    assert.equal(tiles.today.value, '\u2014');
+    assert.equal(tiles.today.title, 'no price known for Free');
+    assert.equal(tiles.total.value, '\u2014');
+    assert.equal(tiles.total.title, 'no price known for Free');
+    assert.equal(tiles.cache.value, '40%');
+    assert.equal(tiles.requests.detail, 'none failed');
+
+    const mixed = data({
+        requests: [request(), request({ seq: 2, modelId: 'free', costUsd: null, time: at(11, 20, 10) })],
+        days: [day(), day({ day: '2026-11-20', modelId: 'free', costUsd: null, unpriced: 1 })],
+        totals: { requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2 },
+    });
+    const t2 = Object.fromEntries(summaryTiles(mixed).map((t) => [t.id, t]));
+    assert.equal(t2.today.value, '$0.010');
+    assert.equal(t2.total.detail, '+ 1 unpriced');
+    assert.equal(t2.total.title, '1 request not counted: no price known for Free');
+    assert.equal(t2.requests.detail, '1 failed');
+    assert.equal(t2.input.value, '2k');
+});
+
+void test('request rows: newest first, a dash and its reason for what is unknown', () => {
+    const d = data({
+        requests: [
+            request({ seq: 7, time: at(11, 23, 9, 5) }),
+            request({ seq: 8, modelId: 'free', costUsd: null, estimatedTokens: 900, inputTokens: 1000 }),
+            request({ seq: 9, outcome: 'failed', error: 'timeout', inputTokens: null, outputTokens: null, costUsd: null, cachedTokens: 0 }),
+        ],
+    });
+    const rows = requestRows(d);
+    assert.deepEqual(rows.map((r) => r.seq), [9, 8, 7]);
+    const [failed, free, old] = rows;
+    assert.equal(failed.cells.input.text, '\u2014');
+    assert.equal(failed.cells.cost.title, 'no usage reported');
+    assert.equal(failed.cells.error.text, '\u2014');
+    assert.equal(failed.happened[0].text, 'failed: timeout');
+    assert.equal(free.cells.model.text, 'Free');
+    assert.equal(free.cells.cost.title, 'no price known for Free');
+    assert.equal(free.cells.error.text, '\u221210.0%');
+    assert.equal(free.cells.time.text, '14:03');
+    assert.equal(old.cells.time.text, 'Nov 23 09:05');
+    assert.equal(old.cells.input.text, '1,000');
+    assert.notEqual(old.signature, requestRows(data({ requests: [request({ seq: 7, time: at(11, 23, 9, 5), outputTokens: 51 })] }))[0].signature);
+});
+
+void test('conversation rows: latest started first, unknown cost explained', () => {
+    const d = data({
+        conversations: [
+            { id: 'a', started: at(11, 20, 9), ended: at(11, 20, 10), requests: 3, summarizations: 1, inputTokens: 5000, outputTokens: 300, costUsd: 0.2, models: ['m'] },
+            { id: 'b', started: at(11, 24, 9), ended: at(11, 24, 10), requests: 2, summarizations: 0, inputTokens: 900, outputTokens: 30, costUsd: null, models: ['free', 'x'] },
+        ],
+    });
+    const rows = conversationRows(d);
+    assert.deepEqual(rows.map((r) => r.id), ['b', 'a']);
+    assert.equal(rows[0].cells.cost.title, 'no price known for Free, x');
+    assert.equal(rows[0].cells.models.text, 'Free, x');
+    assert.equal(rows[1].cells.cost.text, '$0.20');
+    assert.equal(rows[1].cells.started.text, 'Nov 20 09:00');
+});
+
+void test('models: names from the list, unknown ids kept, in a stable order', () => {
+    const d = data({ requests: [request({ modelId: 'x' }), request({ modelId: 'm' })], days: [day({ modelId: 'free' })] });
+    assert.deepEqual(modelOrder(d), ['m', 'free', 'x']);
+    assert.equal(modelNames(d).get('x'), 'x');
+    assert.equal(modelNames(d).get('m'), 'Model M');
+});
+
+void test('per-day rows: three token segments, cost totals, cache rates', () => {
+    const days = [day(), day({ modelId: 'free', costUsd: null, inputTokens: 0, cachedTokens: 0, outputTokens: 0 }), day({ day: '2026-11-23', costUsd: 0.5 })];
+    const segments = tokenSegments(days);
+    assert.equal(segments.length, 9);
+    assert.deepEqual(segments.slice(0, 3).map((s) => [s.segment, s.tokens]), [['cached input', 400], ['fresh input', 600], ['output', 50]]);
+    assert.deepEqual(dailyCostTotals(days), [{ day: '2026-11-23', costUsd: 0.5 }, { day: '2026-11-24', costUsd: 0.01 }]);
+    assert.deepEqual(cacheRates(days).map((r) => r.rate), [0.4, 0.4]);
+});
+
+void test('ratio points per request and component, the known components first', () => {
+    const points = ratioPoints([
+        request({ seq: 2, ratios: { text: 1.1, zeta: 3 } }),
+        request({ seq: 1, ratios: { fixed: 6, text: 1.2 } }),
+        request({ seq: 3, ratios: {} }),
+    ]);
+    assert.deepEqual(points.map((p) => [p.seq, p.component, p.value]), [[1, 'fixed', 6], [1, 'text', 1.2], [2, 'text', 1.1], [2, 'zeta', 3]]);
+    assert.deepEqual(ratioComponents(points), ['text', 'fixed', 'zeta']);
+});
+
+void test('request axis ticks: each day\u2019s first request, hours over a short span, none too close', () => {
+    const rows = [
+        { seq: 1, time: at(11, 20, 9) }, { seq: 2, time: at(11, 20, 15) },
+        { seq: 3, time: at(11, 21, 9) }, { seq: 4, time: at(11, 22, 9) }, { seq: 5, time: at(11, 22, 10) },
+    ];
+    assert.deepEqual(requestTicks(rows, 1), [{ seq: 1, label: 'Nov 20' }, { seq: 3, label: 'Nov 21' }, { seq: 4, label: 'Nov 22' }]);
+    assert.deepEqual(requestTicks(rows, 2).map((t) => t.seq), [1, 3]);
+    const short = [{ seq: 1, time: at(11, 24, 9, 10) }, { seq: 2, time: at(11, 24, 9, 50) }, { seq: 3, time: at(11, 24, 10, 5) }, { seq: 4, time: at(11, 24, 12) }];
+    assert.deepEqual(requestTicks(short, 1), [{ seq: 1, label: 'Nov 24' }, { seq: 3, label: '10:00' }, { seq: 4, label: '12:00' }]);
+});

@@ -1,0 +1,101 @@
+"""Which Copilot chat a request belongs to, as far as the requests themselves tell.
+
+VS Code gives a provider no chat id, so requests are grouped by the messages they share: each
+request of a chat resends the chat's earlier messages (tool calls, their results, answers) as they
+were, so a request joins the conversation it shares the most messages with. Messages every chat
+of a workspace shares are left out of the comparison: the system prompt and Copilot's agent's
+environment message (`CONTEXT_MARKS`). A summarization request joins the
+conversation it shares messages with, else the one last active; the first request carrying its
+summary (whose messages are new: the history was replaced) joins the conversation summarized.
+Helpers (a chat's title, a progress line) belong to none.
+
+What is kept is message digests, in memory and bounded; a server restarted mid-chat starts a new
+conversation for it.
+"""
+
+from __future__ import annotations
+
+import collections
+import uuid
+from collections.abc import Sequence
+from typing import Final
+
+import attrs
+import cachetools
+
+from tokengauge.activity.record import (
+    MAIN_PROMPT_MARK,
+    SUMMARIZE_MARKS,
+    SUMMARY_MARK,
+    RequestKind,
+)
+from tokengauge.messages import Message, TextPart
+
+CONTEXT_MARKS: Final = ("<environment_info>", "<workspace_info>")
+"""What Copilot's agent writes in the message of context it opens every chat of a workspace with."""
+DIGESTS_KEPT: Final = 50_000
+"""Message digests remembered, across all conversations (LRU)."""
+
+
+@attrs.frozen
+class Placement:
+    """A request's kind, its conversation, and whether it brings a summary in for the first time."""
+
+    kind: RequestKind
+    conversation: str | None
+    summarized: bool = False
+
+
+def request_kind(messages: Sequence[Message], tools: int, helper_max_messages: int) -> RequestKind:
+    """A summarization (Copilot's instruction ends the request); one of Copilot's helpers (no
+    tools, at most `helper_max_messages` messages, and not Copilot's chat prompt: an ask-mode
+    question is as short); else a turn of a conversation."""
+    users = [message for message in messages if message.role == "user"]
+    if users and any(mark in _text(users[-1]) for mark in SUMMARIZE_MARKS):
+        return "summarize"
+    if tools or len(messages) > helper_max_messages:
+        return "turn"
+    system = " ".join(_text(message) for message in messages if message.role == "system")
+    return "turn" if MAIN_PROMPT_MARK in system else "helper"
+
+
+class Conversations:
+    """Assigns requests to conversations (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._owners: cachetools.LRUCache[str, str] = cachetools.LRUCache(DIGESTS_KEPT)
+        self._last_active: str | None = None
+        self._summarized: str | None = None
+        """The conversation of the last summarization, until a request carries its summary."""
+
+    def place(
+        self, messages: Sequence[Message], digests: Sequence[str], kind: RequestKind
+    ) -> Placement:
+        """The request's placement; remembers its messages as its conversation's."""
+        if kind == "helper":
+            return Placement(kind, None)
+        pairs = [(m, d) for m, d in zip(messages, digests, strict=True) if m.role != "system"]
+        compared = [(m, d) for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
+        shared = collections.Counter(
+            owner for _, digest in compared if (owner := self._owners.get(digest)) is not None
+        )
+        conversation = shared.most_common(1)[0][0] if shared else None
+        carries = [d for m, d in pairs if SUMMARY_MARK in _text(m)]
+        summarized = bool(carries) and all(d not in self._owners for d in carries)
+        if kind == "summarize":
+            conversation = conversation or self._last_active
+        elif conversation is None and summarized:
+            conversation = self._summarized
+        conversation = conversation or uuid.uuid4().hex[:8]
+        for _, digest in pairs:
+            self._owners[digest] = conversation
+        self._last_active = conversation
+        if kind == "summarize":
+            self._summarized = conversation
+        elif summarized:
+            self._summarized = None
+        return Placement(kind, conversation, summarized and kind == "turn")
+
+
+def _text(message: Message) -> str:
+    return "".join(part.value for part in message.content if isinstance(part, TextPart))

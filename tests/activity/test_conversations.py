@@ -1,0 +1,116 @@
+"""Grouping requests into Copilot chats from the messages they share, and telling their kinds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokengauge.activity.conversations import Conversations, Placement, request_kind
+from tokengauge.counting.request import message_digest
+from tokengauge.messages import Message, TextPart
+
+SYSTEM = Message("system", [TextPart("You are an expert AI programming assistant.")])
+TITLES = Message("system", [TextPart("You are an expert in crafting pithy titles for chats.")])
+ENVIRONMENT = Message("user", [TextPart("<environment_info>Linux</environment_info>\n…")])
+
+
+def user(text: str) -> Message:
+    return Message("user", [TextPart(text)])
+
+
+def assistant(text: str) -> Message:
+    return Message("assistant", [TextPart(text)])
+
+
+def place(conversations: Conversations, messages: list[Message], tools: int = 3) -> Placement:
+    kind = request_kind(messages, tools, helper_max_messages=2)
+    return conversations.place(messages, [message_digest(m) for m in messages], kind)
+
+
+@pytest.mark.parametrize(
+    ("messages", "tools", "kind"),
+    [
+        pytest.param([TITLES, user("title for: fix the parser")], 0, "helper", id="title"),
+        pytest.param([user("what is this?")], 0, "helper", id="one-message"),
+        pytest.param([SYSTEM, user("fix it")], 3, "turn", id="with-tools"),
+        pytest.param(
+            [Message("system", [TextPart("You are an AI programming assistant.")]), user("why?")],
+            0,
+            "turn",
+            id="ask-mode-question",
+        ),
+        pytest.param([SYSTEM, ENVIRONMENT, user("and now?")], 0, "turn", id="ask-mode"),
+        pytest.param(
+            [SYSTEM, user("history…"), user("Summarize the conversation history so far, …")],
+            0,
+            "summarize",
+            id="foreground-summary",
+        ),
+        pytest.param(
+            [SYSTEM, ENVIRONMENT, user("q"), user("The history must be compacted now. …")],
+            3,
+            "summarize",
+            id="background-compaction",
+        ),
+    ],
+)
+def test_kinds(messages: list[Message], tools: int, kind: str):
+    assert request_kind(messages, tools, helper_max_messages=2) == kind
+
+
+def test_a_chat_stays_one_conversation_and_another_chat_is_another():
+    conversations = Conversations()
+    first = [SYSTEM, ENVIRONMENT, user("fix the parser")]
+    a1 = place(conversations, first).conversation
+    # A tool-call round resends the turn; the next turn resends the chat so far.
+    a2 = place(conversations, [*first, assistant("call read_file"), user("result: …")])
+    a3 = place(conversations, [*first, assistant("call read_file"), user("result: …"), user("ok?")])
+    # Another chat of the same workspace opens with the same environment message.
+    b1 = place(conversations, [SYSTEM, ENVIRONMENT, user("write the docs")])
+    b2 = place(conversations, [SYSTEM, ENVIRONMENT, user("write the docs"), assistant("done")])
+    assert a1 is not None and a1 == a2.conversation == a3.conversation
+    assert b1.conversation is not None and b1.conversation == b2.conversation != a1
+
+
+def test_a_summary_continues_the_conversation_it_summarized():
+    conversations = Conversations()
+    chat = [SYSTEM, ENVIRONMENT, user("fix the parser"), assistant("reading…")]
+    a = place(conversations, chat).conversation
+    other = place(conversations, [SYSTEM, ENVIRONMENT, user("unrelated")]).conversation
+    place(conversations, [*chat, user("more")])  # the summarized chat is the last active
+    # Copilot's foreground summary: the history as one text, nothing shared.
+    summary = place(
+        conversations,
+        [
+            SYSTEM,
+            user("fix the parser / reading…"),
+            user("Summarize the conversation history so far"),
+        ],
+        tools=0,
+    )
+    summary_text = user("<conversation-summary>The parser was fixed.</conversation-summary>")
+    after = place(conversations, [SYSTEM, ENVIRONMENT, summary_text, user("next step")])
+    again = place(conversations, [SYSTEM, ENVIRONMENT, summary_text, user("next step"), user("…")])
+    assert (summary.kind, summary.conversation) == ("summarize", a)
+    assert (after.conversation, after.summarized) == (a, True)
+    assert (again.conversation, again.summarized) == (a, False)
+    assert other != a
+
+
+def test_an_ask_mode_chat_is_one_conversation():
+    conversations = Conversations()
+    first = place(conversations, [SYSTEM, user("<prompt>what is a token?</prompt>")], tools=0)
+    second = place(
+        conversations,
+        [SYSTEM, user("<prompt>what is a token?</prompt>"), assistant("A piece."), user("more?")],
+        tools=0,
+    )
+    other = place(conversations, [SYSTEM, user("<prompt>unrelated</prompt>")], tools=0)
+    assert first.kind == second.kind == "turn"
+    assert first.conversation == second.conversation != other.conversation
+
+
+def test_helpers_belong_to_no_conversation():
+    conversations = Conversations()
+    assert place(conversations, [TITLES, user("a title please")], tools=0) == Placement(
+        "helper", None
+    )

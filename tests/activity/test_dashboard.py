@@ -1,0 +1,104 @@
+"""The dashboard's sums: per day and model, per conversation, and in all."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from tokengauge.activity.dashboard import build, kept_since, models_seen
+from tokengauge.activity.record import RequestRecord, read_record
+from tokengauge.cost import start_of_day
+
+NOW = datetime.datetime(2026, 11, 24, 15, 0).timestamp()
+TODAY = start_of_day(NOW)
+YESTERDAY = TODAY - 3_600
+
+
+def record(time: float, model: str = "gpt-4o", **fields: object) -> RequestRecord:
+    base: dict[str, object] = {
+        "time": time,
+        "model_id": model,
+        "kind": "turn",
+        "outcome": "answered",
+        "estimated_tokens": 1_000,
+        "window": 128_000,
+        "max_input_tokens": 111_616,
+        "conversation": "c1",
+        "input_tokens": 1_000,
+        "output_tokens": 100,
+    }
+    return RequestRecord(**{**base, **fields})  # type: ignore[arg-type]
+
+
+RECORDS = [
+    record(YESTERDAY, cost_usd=0.5, cached_tokens=200),
+    record(TODAY + 60, cost_usd=0.25, cached_tokens=600, kind="summarize"),
+    record(TODAY + 120, model="acme-7b", conversation="c2"),  # no price: no cost
+    record(
+        TODAY + 180,
+        outcome="failed",
+        error="rate limited (429)",
+        input_tokens=None,
+        output_tokens=None,
+        retries=2,
+    ),
+    record(TODAY + 240, kind="helper", conversation=None, cost_usd=0.01),
+]
+
+
+def test_days_sum_tokens_and_known_costs_per_model():
+    data = build(RECORDS, [], NOW, 30)
+    rows = {(row.day, row.model_id): row for row in data.days}
+    today, yesterday = (datetime.date.fromtimestamp(t).isoformat() for t in (NOW, YESTERDAY))
+    assert rows[yesterday, "gpt-4o"].cost_usd == 0.5
+    gpt = rows[today, "gpt-4o"]
+    assert (gpt.requests, gpt.input_tokens, gpt.cached_tokens, gpt.output_tokens) == (
+        3,
+        2_000,
+        600,
+        200,
+    )
+    assert gpt.cost_usd == pytest.approx(0.26) and gpt.unpriced == 0
+    acme = rows[today, "acme-7b"]
+    assert (acme.cost_usd, acme.unpriced) == (None, 1)  # unknown, not zero
+
+
+def test_conversations_and_totals():
+    data = build(RECORDS, [], NOW, 30)
+    c1, c2 = data.conversations
+    assert (c1.id, c1.requests, c1.summarizations, c1.input_tokens) == ("c1", 3, 1, 2_000)
+    assert c1.cost_usd == pytest.approx(0.75) and c1.models == ["gpt-4o"]
+    assert (c2.id, c2.cost_usd) == ("c2", None)
+    totals = data.totals
+    assert (totals.requests, totals.failed, totals.input_tokens) == (5, 1, 4_000)
+    assert totals.cost_usd == pytest.approx(0.76)
+    assert totals.today_usd == pytest.approx(0.26)
+    assert totals.cache_hit_rate == pytest.approx(800 / 4_000)
+
+
+def test_nothing_yet():
+    data = build([], [], NOW, 7)
+    assert (data.requests, data.days, data.conversations) == ([], [], [])
+    assert (data.totals.cost_usd, data.totals.cache_hit_rate) == (None, None)
+
+
+def test_rows_keep_each_record_with_a_stable_key():
+    data = build(RECORDS, models_seen(RECORDS), NOW, 30)
+    assert [row.seq for row in data.requests] == sorted({round(r.time * 1e6) for r in RECORDS})
+    assert [model.id for model in data.models] == ["acme-7b", "gpt-4o"]
+    json = data.to_json()
+    assert json["requests"][3]["error"] == "rate limited (429)"
+    assert json["totals"]["cacheHitRate"] == pytest.approx(0.2)
+
+
+def test_stored_records_read_back_and_others_are_skipped():
+    stored = RECORDS[3].to_json()
+    assert read_record(stored) == RECORDS[3]
+    assert read_record({"kind": "usage", "time": NOW, "modelId": "gpt-4o"}) is None  # older form
+    assert read_record({**stored, "window": 0}) is None
+    assert read_record({**stored, "outcome": "exploded"}) is None
+
+
+def test_retention():
+    assert kept_since(NOW, 30) == NOW - 30 * 86_400
