@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import attrs
 import httpx
 
+from tokengauge.activity.conversations import ANSWER_HEAD
 from tokengauge.activity.record import Outcome
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
@@ -127,6 +128,10 @@ class _Chat:
     tries: int = 0
     usage: Usage | None = None
     """What the API reported, once it has."""
+    calls: list[str] = attrs.field(factory=list)
+    """The ids of the tool calls the answer made."""
+    answer_head: str = ""
+    """The beginning of the answer's text (the usage history tells conversations by it)."""
     status_owed: bool = False
     """A "retrying" status was shown: the request's end must replace it with a true one."""
 
@@ -251,6 +256,8 @@ class ChatRunner:
                 error=None if outcome == "answered" else error,
                 trimmed_tokens=chat.trimmed.tokens if chat.trimmed.changed else 0,
                 retries=max(0, chat.tries - 1),
+                answer_text=chat.answer_head,
+                answer_calls=chat.calls,
             )
             self.sink.activity()
         except Exception:
@@ -349,6 +356,10 @@ class ChatRunner:
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
                 progress.parts += 1
                 self.sink.part(chat.params.request_id, part)
+            if isinstance(event, ToolCall):
+                chat.calls.append(event.call_id)
+            elif isinstance(event, TextDelta) and len(chat.answer_head) < ANSWER_HEAD:
+                chat.answer_head += event.value
         elif isinstance(event, Usage):
             progress.usage = event
         elif isinstance(event, Finish):

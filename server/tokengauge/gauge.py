@@ -370,10 +370,15 @@ class Gauge:
         error: str | None = None,
         trimmed_tokens: int = 0,
         retries: int = 0,
+        answer_text: str = "",
+        answer_calls: Sequence[str] = (),
     ) -> RequestRecord:
-        """Add a request to the usage history: its conversation, sizes, usage, cost and fate."""
+        """Add a request to the usage history: its conversation, sizes, usage, cost and fate
+        (`answer_text`, `answer_calls`: the beginning of its answer and its tool calls' ids)."""
         kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
-        placement = self.conversations.place(messages, estimate.features.digests, kind)
+        placement = self.conversations.place(
+            messages, estimate.features.digests, kind, answer_text, answer_calls
+        )
         limit = self.calibration.learned_limit(model.id)
         record = RequestRecord(
             time=self._clock(),

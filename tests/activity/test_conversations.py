@@ -6,7 +6,7 @@ import pytest
 
 from tokengauge.activity.conversations import Conversations, Placement, request_kind
 from tokengauge.counting.request import message_digest
-from tokengauge.messages import Message, TextPart
+from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
 
 SYSTEM = Message("system", [TextPart("You are an expert AI programming assistant.")])
 TITLES = Message("system", [TextPart("You are an expert in crafting pithy titles for chats.")])
@@ -21,9 +21,16 @@ def assistant(text: str) -> Message:
     return Message("assistant", [TextPart(text)])
 
 
-def place(conversations: Conversations, messages: list[Message], tools: int = 3) -> Placement:
+def place(
+    conversations: Conversations,
+    messages: list[Message],
+    tools: int = 3,
+    calls: tuple[str, ...] = (),
+    answer: str = "",
+) -> Placement:
     kind = request_kind(messages, tools, helper_max_messages=2)
-    return conversations.place(messages, [message_digest(m) for m in messages], kind)
+    digests = [message_digest(m) for m in messages]
+    return conversations.place(messages, digests, kind, answer, calls)
 
 
 @pytest.mark.parametrize(
@@ -69,6 +76,33 @@ def test_a_chat_stays_one_conversation_and_another_chat_is_another():
     b2 = place(conversations, [SYSTEM, ENVIRONMENT, user("write the docs"), assistant("done")])
     assert a1 is not None and a1 == a2.conversation == a3.conversation
     assert b1.conversation is not None and b1.conversation == b2.conversation != a1
+
+
+def test_the_tool_calls_of_an_answer_tie_the_next_request_to_it():
+    """Copilot's agent renders the turn's user message anew once tool calls follow it."""
+    conversations = Conversations()
+    first = place(
+        conversations, [SYSTEM, ENVIRONMENT, user("<reminder/>fix the parser")], calls=["c1"]
+    )
+    call = Message("assistant", [ToolCallPart("c1", "read_file", {"path": "a.py"})])
+    result = Message("user", [ToolResultPart("c1", [TextPart("print(1)")])])
+    second = place(conversations, [SYSTEM, ENVIRONMENT, user("fix the parser"), call, result])
+    other = place(conversations, [SYSTEM, ENVIRONMENT, user("write the docs")])
+    assert first.conversation == second.conversation != other.conversation
+
+
+def test_an_answer_resent_ties_the_next_turn_to_it():
+    """The turn's user message comes back without its context; the answer comes back as it was."""
+    conversations = Conversations()
+    answer = "The parser failed on nested lists because the tokenizer dropped the closing bracket."
+    first = place(
+        conversations, [SYSTEM, ENVIRONMENT, user("<context>…</context>fix it")], answer=answer
+    )
+    second = place(
+        conversations, [SYSTEM, ENVIRONMENT, user("fix it"), assistant(answer), user("and?")]
+    )
+    short = place(conversations, [SYSTEM, ENVIRONMENT, user("q"), assistant("Done."), user("why?")])
+    assert first.conversation == second.conversation != short.conversation
 
 
 def test_a_summary_continues_the_conversation_it_summarized():

@@ -1,8 +1,11 @@
 """Which Copilot chat a request belongs to, as far as the requests themselves tell.
 
-VS Code gives a provider no chat id, so requests are grouped by the messages they share: each
-request of a chat resends the chat's earlier messages (tool calls, their results, answers) as they
-were, so a request joins the conversation it shares the most messages with. Messages every chat
+VS Code gives a provider no chat id, so requests are grouped by what they share: each request of a
+chat resends the chat's earlier messages, so a request joins the conversation it shares the most
+messages with. Copilot renders a turn's user message anew once the turn is over or tool calls
+follow it, so the answers tie requests too: a request that carries an earlier answer (its tool
+call ids, which are the API's and unique, or its text's beginning) joins that answer's
+conversation. Messages every chat
 of a workspace shares are left out of the comparison: the system prompt and Copilot's agent's
 environment message (`CONTEXT_MARKS`). A summarization request joins the
 conversation it shares messages with, else the one last active; the first request carrying its
@@ -16,6 +19,7 @@ conversation for it.
 from __future__ import annotations
 
 import collections
+import hashlib
 import uuid
 from collections.abc import Sequence
 from typing import Final
@@ -29,10 +33,14 @@ from tokengauge.activity.record import (
     SUMMARY_MARK,
     RequestKind,
 )
-from tokengauge.messages import Message, TextPart
+from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
 
 CONTEXT_MARKS: Final = ("<environment_info>", "<workspace_info>")
 """What Copilot's agent writes in the message of context it opens every chat of a workspace with."""
+ANSWER_HEAD: Final = 400
+"""Characters of an answer's beginning that identify it."""
+ANSWER_HEAD_MIN: Final = 40
+"""Shorter answers ("Done.") are too common to tell a conversation by."""
 DIGESTS_KEPT: Final = 50_000
 """Message digests remembered, across all conversations (LRU)."""
 
@@ -69,15 +77,22 @@ class Conversations:
         """The conversation of the last summarization, until a request carries its summary."""
 
     def place(
-        self, messages: Sequence[Message], digests: Sequence[str], kind: RequestKind
+        self,
+        messages: Sequence[Message],
+        digests: Sequence[str],
+        kind: RequestKind,
+        answer_text: str = "",
+        answer_calls: Sequence[str] = (),
     ) -> Placement:
-        """The request's placement; remembers its messages as its conversation's."""
+        """The request's placement; remembers its messages, and its answer (`answer_text`, the
+        ids of the tool calls it made: `answer_calls`), as its conversation's."""
         if kind == "helper":
             return Placement(kind, None)
         pairs = [(m, d) for m, d in zip(messages, digests, strict=True) if m.role != "system"]
-        compared = [(m, d) for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
+        compared = [d for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
+        compared += [key for message in messages for key in _answer_keys(message)]
         shared = collections.Counter(
-            owner for _, digest in compared if (owner := self._owners.get(digest)) is not None
+            owner for key in compared if (owner := self._owners.get(key)) is not None
         )
         conversation = shared.most_common(1)[0][0] if shared else None
         carries = [d for m, d in pairs if SUMMARY_MARK in _text(m)]
@@ -87,14 +102,34 @@ class Conversations:
         elif conversation is None and summarized:
             conversation = self._summarized
         conversation = conversation or uuid.uuid4().hex[:8]
-        for _, digest in pairs:
-            self._owners[digest] = conversation
+        answer = Message("assistant", [TextPart(answer_text)]) if answer_text else None
+        keys = [*map(_call_key, answer_calls), *(_answer_keys(answer) if answer else [])]
+        for key in [*(digest for _, digest in pairs), *keys]:
+            self._owners[key] = conversation
         self._last_active = conversation
         if kind == "summarize":
             self._summarized = conversation
         elif summarized:
             self._summarized = None
         return Placement(kind, conversation, summarized and kind == "turn")
+
+
+def _answer_keys(message: Message) -> list[str]:
+    """What ties a message to the answer it repeats: its tool call ids, and for an assistant's
+    message the beginning of its text (whitespace aside)."""
+    keys = [
+        _call_key(part.call_id)
+        for part in message.content
+        if isinstance(part, (ToolCallPart, ToolResultPart))
+    ]
+    head = " ".join(_text(message).split())[:ANSWER_HEAD]
+    if message.role == "assistant" and len(head) >= ANSWER_HEAD_MIN:
+        keys.append("answer\x1f" + hashlib.sha256(head.encode()).hexdigest())
+    return keys
+
+
+def _call_key(call_id: str) -> str:
+    return f"call\x1f{call_id}"
 
 
 def _text(message: Message) -> str:

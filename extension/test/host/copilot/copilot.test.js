@@ -132,6 +132,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
     this.timeout(TURN_TIMEOUT_MS + 30000);
     const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports; // TOKENGAUGE only
     const turns = [];
+    let agentSince; // when turn 1 began (Unix seconds)
     const rows = []; // one per main request: true size, Copilot's sum, tokengauge's estimate
     let model;
     let files;
@@ -175,6 +176,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
     for (let i = 0; i < TURNS; i++) {
         it(`agent turn ${i + 1} answers`, async () => {
             const before = lastId(await upstreamRequests(), 0);
+            agentSince = agentSince || Date.now() / 1000;
             const q = content.query(i, files);
             if (TOKENGAUGE) api().diagnostics.startCountRecording(1_000_000);
             const t0 = Date.now();
@@ -190,7 +192,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
             }
             const ms = Date.now() - t0;
             const requests = await upstreamRequests(before);
-            const history = TOKENGAUGE ? ((await api().usage()).history || []).filter((h) => h.kind === 'usage' && h.modelId === MODEL) : [];
+            const history = TOKENGAUGE ? ((await api().usage()).history || []).filter((h) => h.inputTokens != null && h.modelId === MODEL) : [];
             const estimateOf = (r) => (history.find((h) => h.inputTokens === r.prompt_tokens) || {}).estimatedTokens;
             const sums = decompose(recording, requests.filter((r) => toolsOf(r) > 0), copilotCount);
             if (DUMP) fs.writeFileSync(`${DUMP}.turn-${i + 1}.json`, JSON.stringify(recording));
@@ -281,5 +283,25 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         const median = fills[Math.floor((fills.length - 1) / 2)];
         assert.ok(median >= FILL_MEDIAN, `median fill before summarizing ${pct(median)} < ${pct(FILL_MEDIAN)}: context thrown away early`);
         assert.deepStrictEqual(all.filter((r) => r.status !== 200).map((r) => `${r.id}: ${r.status}`), []);
+    });
+
+    // VS Code tells a provider nothing of chats: the dashboard groups requests by the messages they share.
+    (TOKENGAUGE ? it : it.skip)('the dashboard sees the agent chat as one conversation, its summaries in it', async () => {
+        // The agent's requests (tools sent) and Copilot's summarizations, found in the dashboard by the
+        // input the upstream counted; the warm-up chat and Copilot's helpers are others.
+        const all = await upstreamRequests();
+        const agent = new Set(all.filter((r) => r.status === 200 && (isMain(r) || isSummarizeRequest(r))).map((r) => r.prompt_tokens));
+        const requests = (await api().dashboard()).requests.filter((r) => r.time >= agentSince && r.modelId === MODEL);
+        const mine = requests.filter((r) => agent.has(r.inputTokens));
+        const conversations = new Set(mine.map((r) => r.conversation));
+        const summaries = summarizations(all);
+        const kinds = (kind) => mine.filter((r) => r.kind === kind).length;
+        console.log(`dashboard: of ${agent.size} agent requests found ${mine.length}: ${kinds('turn')} turns, ` +
+            `${kinds('summarize')} summarizations, ${mine.filter((r) => r.summarized).length} first requests after a summary; ` +
+            `in order: ${requests.map((r) => `${r.kind}${r.summarized ? '+summary' : ''}@${r.conversation}`).join(' ')}`);
+        assert.strictEqual(mine.length, agent.size, 'every agent request is in the dashboard');
+        assert.deepStrictEqual([...conversations].length, 1, `one chat, one conversation: ${[...conversations]}`);
+        assert.strictEqual(kinds('summarize'), summaries.length, 'each summarization marked');
+        assert.ok(mine.some((r) => r.summarized), 'the request that brought a summary in is marked');
     });
 });

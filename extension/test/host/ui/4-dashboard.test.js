@@ -144,10 +144,19 @@ describe('the usage dashboard', function () {
                 return now.background !== before && now;
             }, 15000, 300);
         };
+        // The page as a person reads it: the panel alone in the window, its charts, then its tables.
+        await vscode.commands.executeCommand('workbench.action.closeSidebar');
+        await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+        const shots = (name) => ui([
+            { wait: 700 }, { shot: `dashboard-${name}` },
+            { inFrame: PAGE, evaluate: "document.getElementById('tg-h-conversations').scrollIntoView() || 1" },
+            { wait: 300 }, { shot: `dashboard-${name}-tables` },
+            { inFrame: PAGE, evaluate: 'window.scrollTo(0, 0) || 1' },
+        ]);
         const dark = await theme('Default Dark Modern');
-        await ui([{ wait: 500 }, { shot: 'dashboard-dark' }]);
+        await shots('dark');
         const light = await theme('Default Light Modern');
-        await ui([{ wait: 500 }, { shot: 'dashboard-light' }]);
+        await shots('light');
         await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
         const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((sum, v) => sum + Number(v), 0);
         assert.ok(luminance(light.background) > luminance(dark.background), `${light.background} after ${dark.background}`);
