@@ -8,10 +8,10 @@ import * as Plot from '@observablehq/plot';
 import { finish, MARGIN_LEFT, MARGIN_RIGHT, modelColors, modelLegend, noData, requestAxis, tipStyle, type ChartContext, type ChartResult } from './chartKit';
 import type { RequestRow } from './data';
 import { h } from './dom';
-import { formatCount, formatSignedPercent, formatTokens, formatWhen } from './format';
+import { formatCount, formatSignedPercent, formatWhen, tickFormat } from './format';
 import { nameOf } from './models';
 import { estimateError } from './requests';
-import { ratioComponents, ratioLabel, ratioPoints, type RatioPoint } from './series';
+import { linearAxis, ratioComponents, ratioLabel, ratioPoints, type RatioPoint } from './series';
 
 interface ErrorPoint {
     r: RequestRow;
@@ -33,6 +33,7 @@ export function accuracyChart(ctx: ChartContext, width: number): ChartResult {
     const values = points.map((d) => d.percent);
     const lo = Math.min(-2, ...values);
     const hi = Math.max(2, ...values);
+    const y = linearAxis(lo - (hi - lo) * 0.06, hi + (hi - lo) * 0.06, 5, { nice: true });
     const chart = Plot.plot({
         width,
         height: width < 560 ? 200 : 230,
@@ -41,7 +42,7 @@ export function accuracyChart(ctx: ChartContext, width: number): ChartResult {
         marginTop: 14,
         marginBottom: 30,
         x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 4 },
-        y: { domain: [lo - (hi - lo) * 0.06, hi + (hi - lo) * 0.06], nice: true, grid: true, ticks: 5, tickFormat: (v: number) => `${v > 0 ? '+' : ''}${v}%`, label: 'estimate error' },
+        y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'signed-percent'), grid: true, label: 'estimate error' },
         color: { domain: colors.domain, range: colors.range },
         marks: [
             Plot.ruleX(axis.days, { stroke: p.border, strokeDasharray: '2,3' }),
@@ -90,6 +91,12 @@ export function ratiosChart(ctx: ChartContext, width: number): ChartResult {
         for (const d of mine) {
             last.set(d.modelId, d);
         }
+        // a flat ratio gets a band of ±0.5% around it rather than ticks in float noise
+        const values = mine.map((d) => d.value);
+        const lo = Math.min(...values);
+        const hi = Math.max(...values);
+        const y = linearAxis(lo, hi, 3, { nice: true, minSpan: Math.max(1, Math.abs(lo + hi) / 2) * 0.01 });
+        const big = Math.max(...y.ticks.map(Math.abs)) >= 1000;
         const chart = Plot.plot({
             width: panelWidth,
             height: 130,
@@ -98,7 +105,7 @@ export function ratiosChart(ctx: ChartContext, width: number): ChartResult {
             marginTop: 10,
             marginBottom: 24,
             x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 3 },
-            y: { grid: true, ticks: 3, nice: true, label: null, tickFormat: (v: number) => (Math.abs(v) >= 100 ? formatTokens(v) : String(Math.round(v * 100) / 100)) },
+            y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, big ? 'tokens' : 'number'), grid: true, label: null },
             color: { domain: colors.domain, range: colors.range },
             marks: [
                 Plot.line(mine, {

@@ -42,6 +42,12 @@ export interface ChartResult {
 export const MARGIN_LEFT = 50;
 export const MARGIN_RIGHT = 14;
 
+/** A left margin wide enough for the y tick `labels` (about 5.8 px a character at Plot's 10 px,
+ * and the tick), `MARGIN_LEFT` at least. */
+export function marginFor(labels: readonly string[]): number {
+    return Math.max(MARGIN_LEFT, Math.ceil(Math.max(0, ...labels.map((l) => l.length)) * 5.8 + 12));
+}
+
 /** A chart's Plot output, made CSP-safe. */
 export function finish(ctx: ChartContext, chart: Element): Element {
     return adopt(chart, ctx.nonce);

@@ -5,16 +5,16 @@
  */
 import * as Plot from '@observablehq/plot';
 
-import { finish, MARGIN_LEFT, MARGIN_RIGHT, modelColors, modelLegend, noData, tipStyle, type ChartContext, type ChartResult } from './chartKit';
+import { finish, MARGIN_LEFT, MARGIN_RIGHT, marginFor, modelColors, modelLegend, noData, tipStyle, type ChartContext, type ChartResult } from './chartKit';
 import type { DayModelRow } from './data';
-import { dayRange, formatCount, formatDay, formatPercent, formatTokens, formatUsd } from './format';
+import { dayRange, formatCount, formatDay, formatPercent, formatTokens, formatUsd, tickFormat } from './format';
 import { modelOrder, nameOf } from './models';
-import { cacheRates, dailyCostTotals, SEGMENTS, thinDays, tokenSegments, type TokenSegment } from './series';
+import { cacheRates, dailyCostTotals, linearAxis, SEGMENTS, thinDays, tokenSegments, type TokenSegment } from './series';
 
-function dayAxis(days: readonly DayModelRow[], width: number): { domain: string[]; ticks: string[]; band: number; padding: number } {
+function dayAxis(days: readonly DayModelRow[], width: number, marginLeft = MARGIN_LEFT): { domain: string[]; ticks: string[]; band: number; padding: number } {
     const sorted = days.map((d) => d.day).sort();
     const domain = sorted.length ? dayRange(sorted[0], sorted[sorted.length - 1]) : [];
-    const band = (width - MARGIN_LEFT - MARGIN_RIGHT) / Math.max(1, domain.length);
+    const band = (width - marginLeft - MARGIN_RIGHT) / Math.max(1, domain.length);
     // bars no wider than about 56 px
     const padding = Math.min(0.8, Math.max(0.22, 1 - 56 / band));
     return { domain, ticks: thinDays(domain, 52 / band), band, padding };
@@ -29,6 +29,8 @@ export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult 
     const axis = dayAxis(days, width);
     const segmentColors = [p.green, p.blue, p.orange];
     const facet = 118;
+    // the tallest stack: cached + fresh input (the input, or the cached tokens if more) + output
+    const y = linearAxis(0, Math.max(1, ...days.map((d) => Math.max(d.inputTokens, d.cachedTokens) + d.outputTokens)), 3);
     const chart = Plot.plot({
         width,
         height: 26 + 26 + models.length * facet,
@@ -37,7 +39,7 @@ export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult 
         marginTop: 22,
         marginBottom: 26,
         x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
-        y: { grid: true, ticks: 3, tickFormat: (v: number) => formatTokens(v), label: null },
+        y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'tokens'), grid: true, label: null },
         fy: { domain: models, axis: null, padding: 0.2 },
         color: { domain: [...SEGMENTS], range: segmentColors },
         marks: [
@@ -73,21 +75,23 @@ export function dailyCostChart(ctx: ChartContext, width: number): ChartResult {
     if (rows.length === 0) {
         return noData(unpricedNames ? `No known cost: no price known for ${unpricedNames}.` : 'No known cost yet.');
     }
-    const axis = dayAxis(ctx.data.days, width);
     const totals = dailyCostTotals(rows);
-    const labels = axis.band >= 46;
     const top = Math.max(...totals.map((t) => t.costUsd));
-    // the same decimals on every tick: $0, $5, $10 / $0.00, $0.50 / $0.000, $0.020
-    const decimals = top >= 10 ? 0 : top >= 0.1 ? 2 : Math.min(6, Math.ceil(-Math.log10(Math.max(top, 1e-6))) + 1);
+    const y = linearAxis(0, top > 0 ? top * 1.08 : 1, 4, { nice: true });
+    const yFormat = tickFormat(y.ticks, 'usd');
+    // tiny costs take many decimals ("$0.000005")
+    const marginLeft = marginFor(y.ticks.map(yFormat));
+    const axis = dayAxis(ctx.data.days, width, marginLeft);
+    const labels = axis.band >= 46;
     const chart = Plot.plot({
         width,
         height: width < 560 ? 190 : 210,
-        marginLeft: MARGIN_LEFT,
+        marginLeft,
         marginRight: MARGIN_RIGHT,
         marginTop: labels ? 20 : 12,
         marginBottom: 26,
         x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
-        y: { domain: [0, top > 0 ? top * 1.08 : 1], nice: true, grid: true, ticks: 4, tickFormat: (v: number) => `$${v.toFixed(decimals)}`, label: null },
+        y: { domain: y.domain, ticks: y.ticks, tickFormat: yFormat, grid: true, label: null },
         color: { domain: colors.domain, range: colors.range },
         marks: [
             Plot.barY(rows, {
@@ -134,6 +138,7 @@ export function cacheChart(ctx: ChartContext, width: number): ChartResult {
     }
     const axis = dayAxis(ctx.data.days, width);
     type Rate = (typeof rates)[number];
+    const y = linearAxis(0, 100, 4);
     const chart = Plot.plot({
         width,
         height: width < 560 ? 190 : 210,
@@ -142,7 +147,7 @@ export function cacheChart(ctx: ChartContext, width: number): ChartResult {
         marginTop: 12,
         marginBottom: 26,
         x: { type: 'point', domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: 0.5, tickSize: 0 },
-        y: { domain: [0, 100], grid: true, ticks: 4, tickFormat: (v: number) => `${v}%`, label: null },
+        y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'percent'), grid: true, label: null },
         color: { domain: colors.domain, range: colors.range },
         marks: [
             Plot.line(withGaps(rates, axis.domain), { x: 'day', y: 'percent', z: 'modelId', stroke: 'modelId', strokeWidth: 1.6, strokeOpacity: 0.8, className: 'tg-line' }),

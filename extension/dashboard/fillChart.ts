@@ -8,10 +8,10 @@ import * as Plot from '@observablehq/plot';
 import { finish, MARGIN_LEFT, MARGIN_RIGHT, requestAxis, tipStyle, type ChartContext, type ChartResult, type LegendItem } from './chartKit';
 import { SYMBOLS, type SymbolName } from './chartSymbols';
 import type { RequestRow } from './data';
-import { formatCount, formatWhen } from './format';
+import { formatCount, formatWhen, tickFormat } from './format';
 import { nameOf } from './models';
 import { FILL_CATEGORIES, fillCategory, fillFraction, fillRequests, whatHappenedText, type FillCategory } from './requests';
-import { budgets, type Budget } from './series';
+import { budgets, linearAxis, type Budget } from './series';
 import type { Palette } from './theme';
 
 const FILL_SYMBOLS: Record<FillCategory, SymbolName> = {
@@ -49,6 +49,7 @@ export function fillChart(ctx: ChartContext, width: number): ChartResult {
 
     const axis = requestAxis(ctx, width);
     const top = Math.max(105, ...points.map((d) => d.percent * 1.06));
+    const y = linearAxis(0, top, 5);
     const height = width < 560 ? 240 : 280;
     const margin = { top: 14, bottom: 30 };
     const labels = placeBudgetLabels(rules, top, height, margin);
@@ -61,7 +62,7 @@ export function fillChart(ctx: ChartContext, width: number): ChartResult {
         marginTop: margin.top,
         marginBottom: margin.bottom,
         x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 4 },
-        y: { domain: [0, top], grid: true, ticks: 5, tickFormat: (v: number) => `${v}%`, label: 'context window used' },
+        y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'percent'), grid: true, label: 'context window used' },
         color: { domain: FILL_CATEGORIES.map((c) => c.id), range: FILL_CATEGORIES.map((c) => colors[c.id]) },
         symbol: { domain: FILL_CATEGORIES.map((c) => c.id), range: FILL_CATEGORIES.map((c) => SYMBOLS[FILL_SYMBOLS[c.id]]) },
         r: { type: 'identity' },

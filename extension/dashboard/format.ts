@@ -77,6 +77,74 @@ export function formatSignedPercent(fraction: number): string {
     return `${fraction > 0 ? '+' : MINUS}${text}%`;
 }
 
+// ---- axis ticks -------------------------------------------------------------------------------
+
+/** How an axis writes its ticks: plain numbers, percentages (the ticks are already in percent),
+ * signed percentages ("+5%", "−5%"), US dollars, or token counts (950, 12.5k, 1.5M). */
+export type TickStyle = 'number' | 'percent' | 'signed-percent' | 'usd' | 'tokens';
+
+const MAX_TICK_DECIMALS = 12;
+
+/** The fewest digits after the point that write every one of `ticks` exactly (float noise
+ * aside): 0 for 0, 5, 10; 1 for 0.5, 1, 1.5; 3 for 1.295, 1.3, 1.305. The ticks of an axis are
+ * whole multiples of its step, so this is d3's `precisionFixed(step)`; read from the ticks
+ * themselves, different ticks always get different labels, whatever the step. */
+export function tickDecimals(ticks: readonly number[]): number {
+    const finite = ticks.filter((t) => Number.isFinite(t));
+    const tolerance = Math.max(...finite.map(Math.abs), 0) * 1e-9 || 1e-15;
+    let digits = 0;
+    for (const t of finite) {
+        while (digits < MAX_TICK_DECIMALS && Math.abs(Number(t.toFixed(digits)) - t) > tolerance) {
+            digits++;
+        }
+    }
+    return digits;
+}
+
+/** "1234567.5" → "1,234,567.5". */
+function groupThousands(text: string): string {
+    const [whole, fraction] = text.split('.');
+    const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
+/** A token count written exactly, in the largest unit it reaches: 950, 12.5k, 1.005M. */
+function exactTokens(n: number): string {
+    const abs = Math.abs(n);
+    const units: [number, string][] = [[1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    const [size, unit] = units.find(([size]) => abs >= size) ?? [1, ''];
+    const v = abs / size;
+    return `${n < 0 ? MINUS : ''}${trimZeros(v.toFixed(tickDecimals([v])))}${unit}`;
+}
+
+/** The tick labels of an axis whose ticks are `ticks`: each written with the same digits after
+ * the point, the fewest that tell them all apart (`tickDecimals`): "1.295", "1.300", "1.305";
+ * "$0.00", "$0.50", "$1.00"; "0%", "+5%". Token counts are written each in its own unit, exactly
+ * and without trailing zeros ("500k", "1M", "1.5M"), which keeps them apart too. */
+export function tickFormat(ticks: readonly number[], style: TickStyle = 'number'): (v: number) => string {
+    const digits = tickDecimals(ticks);
+    return (v: number) => {
+        if (!Number.isFinite(v)) {
+            return '';
+        }
+        if (style === 'tokens') {
+            return exactTokens(v);
+        }
+        const text = groupThousands(Math.abs(v).toFixed(digits));
+        const zero = /^[0.,]*$/.test(text);
+        const sign = zero ? '' : v < 0 ? MINUS : style === 'signed-percent' ? '+' : '';
+        switch (style) {
+            case 'usd':
+                return `${sign}$${text}`;
+            case 'percent':
+            case 'signed-percent':
+                return `${sign}${text}%`;
+            default:
+                return `${sign}${text}`;
+        }
+    };
+}
+
 // ---- time -------------------------------------------------------------------------------------
 
 /** 7 → "07". */

@@ -171,3 +171,83 @@ export function thinDays(days: readonly string[], step: number): string[] {
     const n = Math.max(1, Math.ceil(step));
     return days.filter((_, i) => (days.length - 1 - i) % n === 0);
 }
+
+/** d3's tick increment for about `count` ticks over [lo, hi]: 1, 2 or 5 times a power of ten;
+ * a step under 1 is given as −1/step (an integer), which keeps the ticks exact. */
+function tickIncrement(lo: number, hi: number, count: number): number {
+    const step = (hi - lo) / Math.max(1, count);
+    const power = Math.floor(Math.log10(step));
+    const error = step / 10 ** power;
+    const factor = error >= Math.sqrt(50) ? 10 : error >= Math.sqrt(10) ? 5 : error >= Math.sqrt(2) ? 2 : 1;
+    return power >= 0 ? factor * 10 ** power : -(10 ** -power) / factor;
+}
+
+/** [lo, hi] rounded out to the steps of about `count` ticks, as d3's `nice` does. */
+function niceDomain(lo: number, hi: number, count: number): [number, number] {
+    let previous = 0;
+    for (let i = 0; i < 10; i++) {
+        const inc = tickIncrement(lo, hi, count);
+        if (inc === previous || !Number.isFinite(inc) || inc === 0) {
+            break;
+        }
+        if (inc > 0) {
+            lo = Math.floor(lo / inc) * inc;
+            hi = Math.ceil(hi / inc) * inc;
+        } else {
+            lo = Math.floor(lo * -inc) / -inc;
+            hi = Math.ceil(hi * -inc) / -inc;
+        }
+        previous = inc;
+    }
+    return [lo, hi];
+}
+
+/** About `count` ticks at d3's steps within [lo, hi], as d3's `ticks` (the ends found by
+ * rounding, so that float noise does not drop a tick that is on an end of the domain). */
+function linearTicks(lo: number, hi: number, count: number): number[] {
+    const inc = tickIncrement(lo, hi, count);
+    if (!Number.isFinite(inc) || inc === 0) {
+        return [lo];
+    }
+    const at = (i: number) => (inc > 0 ? i * inc : i / -inc);
+    let first = Math.round(inc > 0 ? lo / inc : lo * -inc);
+    let last = Math.round(inc > 0 ? hi / inc : hi * -inc);
+    if (at(first) < lo) {
+        first++;
+    }
+    if (at(last) > hi) {
+        last--;
+    }
+    const ticks: number[] = [];
+    for (let i = first; i <= last; i++) {
+        ticks.push(at(i));
+    }
+    return ticks;
+}
+
+export interface LinearAxis {
+    domain: [number, number];
+    ticks: number[];
+}
+
+/** A linear axis over the values from `lo` to `hi`: about `count` ticks and the domain, rounded
+ * out with `nice` as Plot's `nice: true` does (d3's nice for ten ticks). The charts give Plot
+ * both, so that `tickFormat` sees every tick of the axis. A range narrower than `minSpan` (a
+ * flat series, say) is widened to it around its middle, so float noise does not become ticks
+ * with many decimals. */
+export function linearAxis(lo: number, hi: number, count: number, options: { nice?: boolean; minSpan?: number } = {}): LinearAxis {
+    if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
+        return { domain: [0, 1], ticks: linearTicks(0, 1, count) };
+    }
+    if (lo > hi) {
+        [lo, hi] = [hi, lo];
+    }
+    const minSpan = options.minSpan ?? 0;
+    if (hi - lo < minSpan || hi === lo) {
+        const mid = (lo + hi) / 2;
+        const half = (minSpan > 0 ? minSpan : Math.max(Math.abs(mid), 1)) / 2;
+        [lo, hi] = [mid - half, mid + half];
+    }
+    const domain = options.nice ? niceDomain(lo, hi, 10) : [lo, hi] as [number, number];
+    return { domain, ticks: linearTicks(domain[0], domain[1], count) };
+}

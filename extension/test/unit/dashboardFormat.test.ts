@@ -3,13 +3,13 @@ import { test } from 'node:test';
 
 import type { DashboardData, DayModelRow, RequestRow } from '../../dashboard/data';
 import {
-    dayRange, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay,
+    dayRange, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay, tickDecimals, tickFormat,
 } from '../../dashboard/format';
 import { modelNames, modelOrder } from '../../dashboard/models';
 import { estimateError, fillCategory, fillFraction, fillRequests, whatHappened, whatHappenedText } from '../../dashboard/requests';
 import { conversationRows, requestRows } from '../../dashboard/rows';
 import {
-    budgets, cacheRates, dailyCostTotals, ratioComponents, ratioPoints, requestTicks, thinDays, tokenSegments,
+    budgets, cacheRates, dailyCostTotals, linearAxis, ratioComponents, ratioPoints, requestTicks, thinDays, tokenSegments,
 } from '../../dashboard/series';
 import { summaryTiles } from '../../dashboard/summaries';
 
@@ -207,4 +207,46 @@ void test('request axis ticks: each day\u2019s first request, hours over a short
     assert.deepEqual(requestTicks(rows, 2).map((t) => t.seq), [1, 3]);
     const short = [{ seq: 1, time: at(11, 24, 9, 10) }, { seq: 2, time: at(11, 24, 9, 50) }, { seq: 3, time: at(11, 24, 10, 5) }, { seq: 4, time: at(11, 24, 12) }];
     assert.deepEqual(requestTicks(short, 1), [{ seq: 1, label: 'Nov 24' }, { seq: 3, label: '10:00' }, { seq: 4, label: '12:00' }]);
+});
+
+void test('tick labels: the fewest decimals that keep every tick apart, the same on the whole axis', () => {
+    const labels = (ticks: number[], style?: Parameters<typeof tickFormat>[1]) => ticks.map(tickFormat(ticks, style));
+    // the report's "Learned ratios" panel: rounding to 2 decimals wrote 1.3, 1.3, 1.31
+    assert.deepEqual(labels([1.295, 1.3, 1.305]), ['1.295', '1.300', '1.305']);
+    assert.deepEqual(labels([0.96, 0.97, 0.98, 0.99, 1]), ['0.96', '0.97', '0.98', '0.99', '1.00']);
+    assert.deepEqual(labels([5, 6, 7]), ['5', '6', '7']);
+    assert.deepEqual(labels([-0.5, 0, 0.5]), ['\u22120.5', '0.0', '0.5']);
+    assert.deepEqual(labels([1000, 1500, 2000]), ['1,000', '1,500', '2,000']);
+    assert.equal(tickDecimals([0.1 + 0.2, 0.4]), 1); // float noise is not a decimal
+    assert.equal(tickDecimals([1e-7, 2e-7]), 7);
+    assert.equal(tickDecimals([]), 0);
+    assert.deepEqual(labels([0, 20, 40, 60, 80, 100], 'percent'), ['0%', '20%', '40%', '60%', '80%', '100%']);
+    assert.deepEqual(labels([-5, 0, 5, 10], 'signed-percent'), ['\u22125%', '0%', '+5%', '+10%']);
+    assert.deepEqual(labels([-0.5, 0, 0.5], 'signed-percent'), ['\u22120.5%', '0.0%', '+0.5%']);
+    assert.deepEqual(labels([0, 0.5, 1], 'usd'), ['$0.0', '$0.5', '$1.0']);
+    assert.deepEqual(labels([0, 0.0002, 0.0004], 'usd'), ['$0.0000', '$0.0002', '$0.0004']);
+    assert.deepEqual(labels([0, 1e-7, 2e-7], 'usd'), ['$0.0000000', '$0.0000001', '$0.0000002']);
+    // token counts: each in its own unit, exact, no trailing zeros
+    assert.deepEqual(labels([0, 500_000, 1_000_000, 1_500_000], 'tokens'), ['0', '500k', '1M', '1.5M']);
+    assert.deepEqual(labels([2990, 2995, 3000, 3005], 'tokens'), ['2.99k', '2.995k', '3k', '3.005k']);
+    // distinct labels for the ticks of any narrow range
+    for (const [lo, hi, count] of [[1.2921, 1.3042, 3], [4.9216, 5.1167, 3], [0.00001, 0.000013, 4], [123456.7, 123457.1, 5], [-3.001, -2.999, 3]]) {
+        const y = linearAxis(lo, hi, count, { nice: true });
+        for (const style of ['number', 'tokens', 'usd'] as const) {
+            const text = labels(y.ticks, style);
+            assert.equal(new Set(text).size, y.ticks.length, `${style} ${text.join(' ')}`);
+        }
+    }
+});
+
+void test('linear axes: d3\u2019s ticks and nice domain, a flat range widened', () => {
+    assert.deepEqual(linearAxis(1.2921, 1.3042, 3, { nice: true }), { domain: [1.292, 1.305], ticks: [1.295, 1.3, 1.305] });
+    assert.deepEqual(linearAxis(0, 105, 5), { domain: [0, 105], ticks: [0, 20, 40, 60, 80, 100] });
+    assert.deepEqual(linearAxis(0, 100, 4).ticks, [0, 20, 40, 60, 80, 100]);
+    assert.deepEqual(linearAxis(-2.6, 17.3, 5, { nice: true }), { domain: [-4, 18], ticks: [0, 5, 10, 15] });
+    assert.deepEqual(linearAxis(0, 0.0119, 4, { nice: true }).ticks, [0, 0.002, 0.004, 0.006, 0.008, 0.01, 0.012]);
+    // a flat series: a band of minSpan around it, not one tick in float noise
+    assert.deepEqual(linearAxis(1.3, 1.3, 3, { nice: true, minSpan: 0.013 }), { domain: [1.293, 1.307], ticks: [1.295, 1.3, 1.305] });
+    assert.deepEqual(linearAxis(0, 0, 3).domain, [-0.5, 0.5]);
+    assert.deepEqual(linearAxis(NaN, 1, 3).domain, [0, 1]);
 });

@@ -17,12 +17,18 @@ const toast = (text) => until(`a notification saying "${text}"`, async () => (aw
 /** Manage Models → Add Models → Token Gauge, answering each prompt VS Code shows. */
 async function addModels(name, presetLabel, baseUrl, key) {
     await vscode.commands.executeCommand('workbench.action.chat.manage');
+    await ui([{ click: '.models-add-model-button' }, { shot: 'add-models-menu' }]);
+    // The menu can be drawn again under the pointer as the models' table fills in: click until it answers.
+    for (let tries = 1; ; tries++) {
+        try {
+            await ui([{ clickText: 'Token Gauge', within: '.context-view' }, { waitSelector: '.quick-input-widget input', timeout: 5000 }]);
+            break;
+        } catch (error) {
+            if (tries === 3) throw error;
+        }
+    }
     await ui([
-        { click: '.models-add-model-button' },
-        { shot: 'add-models-menu' },
-        { clickText: 'Token Gauge', within: '.context-view' },
         { wait: 1000 }, { shot: 'add-models-name' },
-        { waitSelector: '.quick-input-widget input' },
         { press: 'Control+A' }, { type: name }, { press: 'Enter' },
         { waitText: `${name}: API` }, { type: presetLabel }, { wait: 300 }, { press: 'Enter' },
         { waitText: `${name}: Base URL` }, { type: baseUrl }, { press: 'Enter' },
