@@ -52,15 +52,32 @@ export function toPart(part: unknown): Part {
     if (typeof part.mimeType === 'string' && 'data' in part) {
         return { type: 'data', mimeType: part.mimeType, data: base64(part.data) };
     }
-    const thinking = part.constructor?.name?.includes('Thinking') ?? false;
+    // VS Code's own class is minified in the host ('rs' in 1.139): know it by its fields too.
+    const thinking = (part.constructor?.name?.includes('Thinking') ?? false) || ('id' in part && 'metadata' in part);
     if (thinking && (typeof part.value === 'string' || Array.isArray(part.value))) {
-        const value = Array.isArray(part.value) ? part.value.join('') : part.value;
-        return { type: 'thinking', value };
+        return toThinking(Array.isArray(part.value) ? part.value.join('') : part.value, part.metadata);
     }
     if (typeof part.value === 'string') {
         return { type: 'text', value: part.value };
     }
     return { type: 'unknown', json: jsonSafe(part.value ?? part) };
+}
+
+/**
+ * A thinking part, with what it carries for the API in its metadata, by the names Copilot's own
+ * Anthropic client uses (and keeps in the history it sends back): `signature` with
+ * `_completeThinking` (the whole block), or `redactedData`.
+ */
+function toThinking(value: string, metadata: unknown): Part {
+    const meta = isRecord(metadata) ? metadata : {};
+    if (typeof meta.redactedData === 'string') {
+        return { type: 'thinking', value: '', redacted: meta.redactedData };
+    }
+    if (typeof meta.signature === 'string' && meta.signature) {
+        const whole = typeof meta._completeThinking === 'string' ? meta._completeThinking : value;
+        return { type: 'thinking', value: whole, signature: meta.signature };
+    }
+    return { type: 'thinking', value };
 }
 
 /** A chat message (class instance or `{role, content, name}`) as a DESIGN §3 message. */

@@ -31,7 +31,9 @@ export type Role = 'system' | 'user' | 'assistant';
 /** A part of a message; a response streams `text`, `thinking` and `toolCall` parts (`StreamPart`). */
 export type Part =
     | { type: 'text'; value: string }
-    | { type: 'thinking'; value: string }
+    /** With `signature` (Anthropic's) `value` is a whole thinking block to send back as it was;
+     * `redacted` is a redacted block's data. */
+    | { type: 'thinking'; value: string; signature?: string; redacted?: string }
     | { type: 'toolCall'; callId: string; name: string; input: unknown }
     | { type: 'toolResult'; callId: string; content: Part[] }
     | { type: 'data'; mimeType: string; data: string }

@@ -290,9 +290,24 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
  * from its typings. Reported when the host has them.
  */
 const newerParts = vscode as unknown as {
-    LanguageModelThinkingPart?: new (value: string) => unknown;
+    LanguageModelThinkingPart?: new (value: string, id?: string, metadata?: Record<string, unknown>) => unknown;
     LanguageModelDataPart?: new (data: Uint8Array, mimeType: string) => unknown;
 };
+
+/**
+ * A thinking part's arguments: the text shown, or for a signed or redacted block (shown already,
+ * piece by piece) nothing to show and, in its metadata, what the next request must send back
+ * (the names Copilot's own Anthropic client uses; it keeps them in the history it sends us).
+ */
+function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string, undefined?, Record<string, unknown>?] {
+    if (part.redacted) {
+        return ['', undefined, { redactedData: part.redacted }];
+    }
+    if (part.signature) {
+        return ['', undefined, { signature: part.signature, _completeThinking: part.value }];
+    }
+    return [part.value];
+}
 
 function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: StreamPart): void {
     const emit = (value: unknown): void => progress.report(value as vscode.LanguageModelResponsePart);
@@ -302,7 +317,7 @@ function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, par
             break;
         case 'thinking':
             if (newerParts.LanguageModelThinkingPart) {
-                emit(new newerParts.LanguageModelThinkingPart(part.value));
+                emit(new newerParts.LanguageModelThinkingPart(...thinkingArgs(part)));
             }
             break;
         case 'toolCall':

@@ -19,6 +19,8 @@ export interface ModelSetting {
     contextWindow?: number;
     maxOutputTokens?: number;
     reservedOutputTokens?: number;
+    /** Options of every request to the model unless it sets them (`thinkingBudget`, `reasoningEffort`, …). */
+    options?: Record<string, unknown>;
     pricing?: {
         inputPerMTok: number;
         outputPerMTok: number;

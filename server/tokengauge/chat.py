@@ -28,7 +28,7 @@ from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.gauge import Gauge
-from tokengauge.messages import Message, Usage
+from tokengauge.messages import InvalidInput, Message, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import (
     ChatParams,
@@ -54,13 +54,14 @@ from tokengauge.upstream.events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
     message_part,
 )
 from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.http import drain, open_sse
-from tokengauge.upstream.options import ChatOptions, parse_model_options
+from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import redact
 from tokengauge.upstream.retry import RetryPolicy
 
@@ -171,7 +172,14 @@ class ChatRunner:
 
     def _prepare(self, params: ChatParams) -> _Chat:
         model = self.gauge.model(params.model_id)
-        options = parse_model_options(params.tool_mode, params.model_options)
+        try:
+            defaults = parse_model_options(params.tool_mode, model.options)
+        except InvalidInput as exc:
+            message = str(exc).replace("modelOptions", f"options of {model.id} (tokenGauge.models)")
+            raise InvalidInput(message) from None
+        options = with_defaults(
+            parse_model_options(params.tool_mode, params.model_options), defaults
+        )
         dialect = dialect_for(model)
         chat = _Chat(
             params=params,
@@ -351,7 +359,7 @@ class ChatRunner:
             raise ConnectionFailed("the stream ended before the response was complete")
 
     def _handle(self, chat: _Chat, event: StreamEvent, progress: _Attempt) -> None:
-        if isinstance(event, (TextDelta, ThinkingDelta, ToolCall)):
+        if isinstance(event, (TextDelta, ThinkingDelta, ThinkingBlock, ToolCall)):
             part = message_part(event)
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
                 progress.parts += 1

@@ -21,6 +21,10 @@ from cattrs.strategies import configure_tagged_union
 
 from tokengauge.jsontext import NotJsonNumber
 
+_OMIT_KEY: Final = "omit_when_none"
+OMIT_WHEN_NONE: Final = {_OMIT_KEY: True}
+"""Field metadata: a payload field (default None) left out of the JSON while it is None."""
+
 T = TypeVar("T")
 
 Role = Literal["system", "user", "assistant"]
@@ -60,9 +64,13 @@ class DataPart:
 
 @attrs.frozen
 class ThinkingPart:
-    """The model's reasoning text, replayed where the API wants it."""
+    """The model's reasoning text. With a `signature` (Anthropic's, for the thinking block it
+    closes) `value` is that whole block, to be replayed as it was; `redacted` is the data of an
+    Anthropic `redacted_thinking` block. Unsigned parts are what was shown while streaming."""
 
     value: str
+    signature: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    redacted: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @attrs.frozen
@@ -146,11 +154,6 @@ def countable_parts(parts: Sequence[Part]) -> list[Part]:
 def to_json_text(value: Any) -> str:
     """JSON as an API would see it; keys unsorted, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-_OMIT_KEY: Final = "omit_when_none"
-OMIT_WHEN_NONE: Final = {_OMIT_KEY: True}
-"""Field metadata: a payload field (default None) left out of the JSON while it is None."""
 
 
 class InvalidInput(ValueError):

@@ -93,6 +93,9 @@ class ModelSettings:
     """Output tokens kept free when telling VS Code the input budget."""
     pricing: Pricing | None = None
     """Prices; they win over discovery's and the built-in table's."""
+    options: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    """Model options sent with every request unless the request sets them (`thinkingBudget`,
+    `reasoningEffort`, `temperature`, …: `modelOptions`' keys)."""
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (

@@ -23,6 +23,7 @@ from tokengauge.upstream.events import (
     StreamEvent,
     StreamParser,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
 )
@@ -399,7 +400,7 @@ KINDS: dict[type, str] = {
 
 def kind(event: StreamEvent) -> str:
     """An event's kind, as `Expected.shape` names it."""
-    if isinstance(event, ThinkingDelta) and event.signature is not None:
+    if isinstance(event, ThinkingBlock):
         return "signature"
     return KINDS[type(event)]
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.fake_upstream.thinking import redacted_data, signature_of, thinking_error
 from tests.upstream.request_parts import (
     API_KEY,
     CACHE,
@@ -30,6 +31,7 @@ from tests.upstream.request_parts import (
 from tokengauge.messages import (
     DataPart,
     Message,
+    Part,
     TextPart,
     ThinkingPart,
     Tool,
@@ -402,3 +404,63 @@ def test_anthropic_headers(api_key: str, extra: dict[str, str], expected: dict[s
 def test_bodies_are_json_and_hold_no_key(body: dict[str, Any]) -> None:
     assert API_KEY not in json.dumps(body)
     assert json.loads(json.dumps(body)) == body
+
+
+THOUGHT = "The user wants a.py fixed; I should read it first."
+SIGNED = ThinkingPart(THOUGHT, signature=signature_of(THOUGHT))
+REDACTED = ThinkingPart("", redacted=redacted_data(1))
+
+
+@pytest.mark.parametrize(
+    ("parts", "first"),
+    [
+        pytest.param(
+            [ThinkingPart("The user wants"), ThinkingPart(" a.py fixed"), SIGNED, CALL],
+            {"type": "thinking", "thinking": THOUGHT, "signature": signature_of(THOUGHT)},
+            id="signed",
+        ),
+        pytest.param(
+            [REDACTED, CALL], {"type": "redacted_thinking", "data": redacted_data(1)}, id="redacted"
+        ),
+        pytest.param(
+            [TextPart("Reading a.py."), SIGNED, CALL],
+            {"type": "thinking", "thinking": THOUGHT, "signature": signature_of(THOUGHT)},
+            id="moved-first",
+        ),
+    ],
+)
+def test_signed_thinking_goes_back_and_thinking_stays_on_in_a_tool_loop(
+    parts: list[Part], first: dict[str, Any]
+) -> None:
+    """Thinking survives tool use: the tool-use turn starts with the block the API streamed, and
+    the API's rules (the strict test upstream's) accept the body with thinking on."""
+    messages = [
+        user(TextPart("fix a.py")),
+        assistant(*parts),
+        user(result("call_1", TextPart("x"))),
+    ]
+    body = build_anthropic_body("claude", messages, [TOOL], ChatOptions(thinking_budget=2048), 8192)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    turn = body["messages"][1]["content"]
+    assert turn[0] == first
+    assert [block["type"] for block in turn].count("thinking") <= 1  # shown pieces are not sent
+    assert thinking_error(body) is None
+
+
+def test_without_its_thinking_a_tool_loop_goes_without_thinking() -> None:
+    """What the strict upstream refuses is never sent: thinking off instead."""
+    messages = [user(TextPart("fix a.py")), assistant(ThinkingPart("shown only"), CALL)]
+    messages.append(user(result("call_1", TextPart("x"))))
+    body = build_anthropic_body("claude", messages, [TOOL], ChatOptions(thinking_budget=2048), 8192)
+    assert "thinking" not in body
+    assert thinking_error(body) is None
+    refused = {**body, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert "must start with a thinking block" in (thinking_error(refused) or "")
+
+
+def test_an_altered_thinking_block_is_refused_by_the_strict_upstream() -> None:
+    altered = ThinkingPart(THOUGHT + " (edited)", signature=signature_of(THOUGHT))
+    messages = [user(TextPart("fix a.py")), assistant(altered, CALL)]
+    messages.append(user(result("call_1", TextPart("x"))))
+    body = build_anthropic_body("claude", messages, [TOOL], ChatOptions(thinking_budget=2048), 8192)
+    assert "Invalid `signature`" in (thinking_error(body) or "")

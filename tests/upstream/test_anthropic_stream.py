@@ -14,7 +14,14 @@ import pytest
 from tests.upstream.stream_cases import assert_honest, feed_all, shape
 from tokengauge.messages import Usage
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import Finish, StreamError, TextDelta, ThinkingDelta, ToolCall
+from tokengauge.upstream.events import (
+    Finish,
+    StreamError,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCall,
+)
 
 
 def msg(kind: str, **fields: Any) -> tuple[str, str]:
@@ -130,7 +137,9 @@ def test_anthropic_tool_use_without_id_is_an_error():
     assert [type(e) for e in events] == [StreamError]
 
 
-def test_anthropic_skips_blocks_it_does_not_show(caplog: pytest.LogCaptureFixture):
+def test_anthropic_keeps_redacted_thinking_and_skips_blocks_it_does_not_show(
+    caplog: pytest.LogCaptureFixture,
+):
     redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy"}
     server_tool = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
     with caplog.at_level(logging.DEBUG, logger="tokengauge.upstream.anthropic_stream"):
@@ -150,8 +159,8 @@ def test_anthropic_skips_blocks_it_does_not_show(caplog: pytest.LogCaptureFixtur
                 STOP,
             ],
         )
-    assert events == [TextDelta("Done.")]
-    assert "redacted_thinking" in caplog.text
+    # The redacted block goes back to the API as it came; the server tool's is the API's business.
+    assert events == [ThinkingBlock(redacted="EmwKAhgBEgy"), TextDelta("Done.")]
     assert "server_tool_use" in caplog.text
 
 
@@ -172,7 +181,8 @@ def test_anthropic_thinking_signature_and_empty_deltas():
             STOP,
         ],
     )
-    assert events == [ThinkingDelta("Hm"), ThinkingDelta("", signature="c2ln")]
+    # The signed block is the whole thinking, to be sent back as it was.
+    assert events == [ThinkingDelta("Hm"), ThinkingBlock("Hm", signature="c2ln")]
 
 
 def test_anthropic_cut_off_inside_a_tool_use(caplog: pytest.LogCaptureFixture):

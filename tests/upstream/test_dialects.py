@@ -16,6 +16,7 @@ from tokengauge.upstream.events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
 )
@@ -35,8 +36,11 @@ def test_capture(name: str, dialect: str, expected: Expected):
     assert "".join(e.value for e in events if isinstance(e, TextDelta)) == expected.text
     thinking = [e for e in events if isinstance(e, ThinkingDelta)]
     assert "".join(e.value for e in thinking) == expected.thinking
-    assert all(e.value for e in thinking if e.signature is None)
-    assert tuple(e.signature for e in thinking if e.signature is not None) == expected.signatures
+    assert all(e.value for e in thinking)
+    blocks = [e for e in events if isinstance(e, ThinkingBlock)]
+    assert tuple(e.signature for e in blocks) == expected.signatures
+    # A signed block holds the whole thinking before it, as the API wants it back.
+    assert all(b.thinking == expected.thinking for b in blocks if len(blocks) == 1)
     assert tuple(e for e in events if isinstance(e, ToolCall)) == expected.tool_calls
     usage = [e for e in events if isinstance(e, Usage)]
     assert usage == ([expected.usage] if expected.usage else [])

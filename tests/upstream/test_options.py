@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tokengauge.messages import InvalidInput
-from tokengauge.upstream.options import ChatOptions, parse_model_options
+from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,14 @@ def test_parse_model_options(tool_mode: Any, model_options: Any, expected: ChatO
 def test_parse_model_options_rejects(tool_mode: Any, model_options: Any, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         parse_model_options(tool_mode, model_options)
+
+
+def test_a_models_settings_fill_what_the_request_leaves_unset() -> None:
+    defaults = parse_model_options(None, {"thinkingBudget": 4096, "temperature": 0.5, "top_k": 5})
+    requested = parse_model_options("required", {"budget_tokens": 0, "top_k": 9, "seed": 1})
+    merged = with_defaults(requested, defaults)
+    assert merged.tool_mode == "required"  # the request's, always
+    assert merged.thinking_budget == 0  # set by the request (0: off), not the model's 4096
+    assert merged.temperature == 0.5  # left unset by the request
+    assert merged.extra == {"top_k": 9, "seed": 1}
+    assert with_defaults(ChatOptions(), ChatOptions()) == ChatOptions()

@@ -8,7 +8,7 @@ class LanguageModelTextPart {
     constructor(public value: string) {}
 }
 class LanguageModelThinkingPart {
-    constructor(public value: string | string[], public id?: string) {}
+    constructor(public value: string | string[], public id?: string, public metadata?: object) {}
 }
 class LanguageModelToolCallPart {
     constructor(public callId: string, public name: string, public input: object) {}
@@ -34,6 +34,22 @@ void test('parts by shape', () => {
         type: 'data', mimeType: 'text/plain', data: 'aGk=',
     });
     assert.deepEqual(toPart({ value: { tsx: true } }), { type: 'unknown', json: { tsx: true } });
+});
+
+void test('signed and redacted thinking, as the history carries them back', () => {
+    const signed = new LanguageModelThinkingPart('', undefined, { signature: 'c2ln', _completeThinking: 'Hm.' });
+    assert.deepEqual(toPart(signed), { type: 'thinking', value: 'Hm.', signature: 'c2ln' });
+    // Copilot's history: the block's text as the value, the metadata kept.
+    const rendered = new LanguageModelThinkingPart('Hm.', 'thinking_0', { signature: 'c2ln' });
+    assert.deepEqual(toPart(rendered), { type: 'thinking', value: 'Hm.', signature: 'c2ln' });
+    const redacted = new LanguageModelThinkingPart('', undefined, { redactedData: 'EmwK' });
+    assert.deepEqual(toPart(redacted), { type: 'thinking', value: '', redacted: 'EmwK' });
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('x', undefined, { other: 1 })), { type: 'thinking', value: 'x' });
+    // The host's class is minified: a thinking part is known by its fields as well.
+    class rs {
+        constructor(public value: string, public id?: string, public metadata?: object) {}
+    }
+    assert.deepEqual(toPart(new rs('Hm.', undefined, { signature: 'c2ln' })), { type: 'thinking', value: 'Hm.', signature: 'c2ln' });
 });
 
 void test('plain messages with numeric roles, as Copilot sends them', () => {

@@ -104,6 +104,8 @@ class ModelSpec:
     tool_calling: bool = True
     pricing: Pricing | None = None
     known: bool = True
+    options: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    """Model options of settings: every request's, unless it sets them."""
 
     @property
     def encoding(self) -> str:
@@ -170,6 +172,7 @@ def resolve_model(
         or (discovered.pricing if discovered is not None else None)
         or known_pricing(config.id),
         known=known is not None,
+        options=config.options,
     )
 
 

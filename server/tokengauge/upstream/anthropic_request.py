@@ -8,10 +8,12 @@ Conversion rules:
 - text → `text` blocks (empty or blank text is dropped: the API rejects it), images → base64
   `image` blocks, PDFs → `document` blocks, other data → decoded text or a note, unknown parts →
   their JSON as text; tool calls → `tool_use`, tool results → `tool_result` (text and images);
-- thinking parts are dropped: the API rejects a thinking block without the `signature` it streamed,
-  and DESIGN's thinking part carries no signature. Because of that, a request that would need the
-  last turn's thinking replayed (a tool-use loop, or a final assistant message) goes without
-  `thinking`: the API refuses `thinking` when that assistant message does not start with one;
+- an assistant's signed thinking parts go back as the `thinking` blocks they were streamed as (text
+  and signature unchanged), redacted ones as `redacted_thinking`, first in their message, as the
+  API requires; unsigned thinking parts (what was shown while streaming) are dropped. A request
+  that needs the last turn's thinking (a tool-use loop, or a final assistant message) but has none
+  to send goes without `thinking`: the API refuses `thinking` when that assistant message does not
+  start with a thinking block;
 - a `cache_control` data part marks the block before it (Copilot's prompt-cache breakpoints) with
   `cache_control: {type: ephemeral}`, as GCMP and Copilot's own Anthropic client do; at most the
   last 4 marks are kept (the API's limit). Inside a tool result it marks the `tool_result` block.
@@ -28,6 +30,7 @@ from tokengauge.messages import (
     Message,
     Part,
     Role,
+    ThinkingPart,
     Tool,
     ToolCallPart,
     ToolResultPart,
@@ -49,6 +52,7 @@ MAX_CACHE_BREAKPOINTS: Final = 4
 MIN_THINKING_BUDGET: Final = 1024  # the API's minimum `budget_tokens`
 MIN_ANSWER_TOKENS: Final = 1024  # what thinking must leave of `max_tokens` for the answer
 _CACHE_CONTROL: Final = "cache_control"
+_THINKING_BLOCKS: Final = ("thinking", "redacted_thinking")
 _ID_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 
 JsonObject = dict[str, Any]
@@ -102,7 +106,7 @@ def thinking_budget(
     """The `budget_tokens` to send, or None to leave thinking off.
 
     Off when not asked for, when a tool call is forced (thinking allows only `tool_choice` auto),
-    when the last assistant turn would have to start with its (dropped) thinking block, or when
+    when the last assistant turn would have to start with a thinking block it does not have, or when
     `max_tokens` cannot hold the minimum budget plus `MIN_ANSWER_TOKENS`. Otherwise the request
     is raised to the API's minimum and lowered to leave room for the answer.
     """
@@ -113,12 +117,13 @@ def thinking_budget(
 
 
 def _needs_thinking_replay(turns: Sequence[JsonObject]) -> bool:
+    """Whether the last assistant turn must start with thinking (it continues) and does not."""
     assistants = [turn for turn in turns if turn["role"] == "assistant"]
     if not assistants:
         return False
-    if turns[-1]["role"] == "assistant":
-        return True
-    return any(block["type"] == "tool_use" for block in assistants[-1]["content"])
+    last = assistants[-1]
+    continues = turns[-1] is last or any(block["type"] == "tool_use" for block in last["content"])
+    return continues and last["content"][0]["type"] not in _THINKING_BLOCKS
 
 
 def anthropic_tool(tool: Tool) -> JsonObject:
@@ -167,10 +172,10 @@ def anthropic_messages(messages: Sequence[Message]) -> tuple[list[JsonObject], l
     for block in marked[:-MAX_CACHE_BREAKPOINTS]:
         del block["cache_control"]
     for turn in turns:
-        if turn["role"] == "user":
-            content = turn["content"]
-            results = [block for block in content if block["type"] == "tool_result"]
-            turn["content"] = results + [b for b in content if b["type"] != "tool_result"]
+        first = "tool_result" if turn["role"] == "user" else _THINKING_BLOCKS
+        content = turn["content"]
+        leading = [block for block in content if block["type"] in first]
+        turn["content"] = leading + [block for block in content if block["type"] not in first]
     if not turns or turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": [_text(CONTINUED)]})
     return system, turns
@@ -184,6 +189,8 @@ def _block(part: Part, role: Role) -> JsonObject | None:
     """One content block, or None for what is not sent."""
     if role == "system":
         text = part_text(part)
+    elif isinstance(part, ThinkingPart):
+        return _thinking(part) if role == "assistant" else None
     elif isinstance(part, ToolCallPart) and role == "assistant":
         return {
             "type": "tool_use",
@@ -202,6 +209,15 @@ def _block(part: Part, role: Role) -> JsonObject | None:
     else:
         text = part_text(part)
     return _text(text) if text.strip() else None
+
+
+def _thinking(part: ThinkingPart) -> JsonObject | None:
+    """A signed or redacted thinking part as the block it was streamed as; None otherwise."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.value, "signature": part.signature}
+    return None
 
 
 def _media_or_text(part: Part) -> JsonObject | None:

@@ -1,10 +1,11 @@
 """Anthropic Messages streams turned into stream events.
 
-`text` blocks become text; `thinking` blocks become thinking, and each `signature_delta` becomes a
-`ThinkingDelta("", signature=…)` as it arrives (empty thinking deltas are skipped); `tool_use`
-blocks become one `ToolCall` at their `content_block_stop`, with the concatenated
-`input_json_delta`s parsed (none or empty: the block's initial `input`, else `{}`).
-`redacted_thinking`, server-tool and unknown blocks (e.g. the `compaction` beta) are skipped.
+`text` blocks become text; `thinking` blocks become thinking deltas (empty ones are skipped), and
+their `signature_delta` a `ThinkingBlock` of the whole block's text and signature, which later
+requests must send back unchanged; a `redacted_thinking` block is a `ThinkingBlock` of its data;
+`tool_use` blocks become one `ToolCall` at their `content_block_stop`, with the concatenated
+`input_json_delta`s parsed (none or empty: the block's initial `input`, else `{}`). Server-tool
+and unknown blocks (e.g. the `compaction` beta) are skipped.
 Events are dispatched on the payload's `type` (the SSE event name if it has none).
 
 Decisions, as for the OpenAI parser:
@@ -32,6 +33,7 @@ from tokengauge.upstream.events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
     as_dict,
@@ -51,7 +53,7 @@ _USAGE_KEYS = (
     "cache_creation_input_tokens",
 )
 _INPUT_SIDE = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-_BLOCKS = ("text", "thinking", "tool_use")
+_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 
 
 @dataclass
@@ -137,10 +139,14 @@ class AnthropicStreamParser:
                 block.get("input"),
             )
             return []
+        if kind == "redacted_thinking":
+            data = block.get("data")
+            return [ThinkingBlock(redacted=data)] if isinstance(data, str) and data else []
         self._blocks[index] = _Block(str(kind))
         # Blocks start empty in practice; should one not, its text is part of the answer.
         initial = block.get(kind)
         if isinstance(initial, str) and initial:
+            self._blocks[index].parts.append(initial)
             return [TextDelta(initial) if kind == "text" else ThinkingDelta(initial)]
         return []
 
@@ -152,10 +158,17 @@ class AnthropicStreamParser:
             return [TextDelta(text)] if isinstance(text, str) and text else []
         if kind == "thinking_delta":
             thinking = delta.get("thinking")
-            return [ThinkingDelta(thinking)] if isinstance(thinking, str) and thinking else []
+            if not (isinstance(thinking, str) and thinking):
+                return []
+            block = self._block(payload)
+            if block is not None:
+                block.parts.append(thinking)
+            return [ThinkingDelta(thinking)]
         if kind == "signature_delta":
             signature = delta.get("signature")
-            return [ThinkingDelta("", signature)] if isinstance(signature, str) else []
+            block = self._block(payload)
+            text = "".join(block.parts) if block is not None else ""
+            return [ThinkingBlock(text, signature)] if isinstance(signature, str) else []
         if kind == "input_json_delta":
             block = self._block(payload)
             partial = delta.get("partial_json")

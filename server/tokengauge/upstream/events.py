@@ -36,10 +36,19 @@ class TextDelta:
 
 @attrs.frozen
 class ThinkingDelta:
-    """A piece of the model's reasoning; `signature` closes an Anthropic thinking block."""
+    """A piece of the model's reasoning."""
 
     value: str
+
+
+@attrs.frozen
+class ThinkingBlock:
+    """A whole Anthropic thinking block once signed (`thinking`, `signature`), or a redacted one
+    (`redacted`: its data): what the API must be sent back, unchanged, in later requests."""
+
+    thinking: str = ""
     signature: str | None = None
+    redacted: str | None = None
 
 
 @attrs.frozen
@@ -66,7 +75,9 @@ class Finish:
     reason: str
 
 
-StreamEvent = Union[TextDelta, ThinkingDelta, ToolCall, Usage, StreamError, Finish]  # noqa: UP007
+StreamEvent = Union[  # noqa: UP007
+    TextDelta, ThinkingDelta, ThinkingBlock, ToolCall, Usage, StreamError, Finish
+]
 
 
 class StreamParser(Protocol):
@@ -92,6 +103,8 @@ def message_part(event: StreamEvent) -> TextPart | ThinkingPart | ToolCallPart |
         return TextPart(event.value)
     if isinstance(event, ThinkingDelta):
         return ThinkingPart(event.value)
+    if isinstance(event, ThinkingBlock):
+        return ThinkingPart(event.thinking, event.signature, event.redacted)
     if isinstance(event, ToolCall):
         return ToolCallPart(event.call_id, event.name, event.input)
     return None

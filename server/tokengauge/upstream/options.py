@@ -71,6 +71,16 @@ class ChatOptions:
     """Unknown keys, merged into the request body last (provider-specific knobs)."""
 
 
+def with_defaults(requested: ChatOptions, defaults: ChatOptions) -> ChatOptions:
+    """`requested`, each option it leaves unset taken from `defaults` (a model's settings)."""
+    unset = {
+        field.name: getattr(defaults, field.name)
+        for field in attrs.fields(ChatOptions)
+        if field.name not in ("tool_mode", "extra") and getattr(requested, field.name) is None
+    }
+    return attrs.evolve(requested, **unset, extra={**defaults.extra, **requested.extra})
+
+
 def _pick(options: Mapping[str, Any], name: str) -> Any:
     given = [(key, options[key]) for key in _ALIASES[name] if options.get(key) is not None]
     if any(value != given[0][1] for _, value in given[1:]):

@@ -29,6 +29,7 @@ from tests.harness.fake_upstream.sse import (
     openai_events,
     openai_message,
 )
+from tests.harness.fake_upstream.thinking import thinking_error
 from tests.harness.fake_upstream.wire import load, split_events
 
 if TYPE_CHECKING:
@@ -124,6 +125,9 @@ async def _model(
             return _json(401, unauthorized_body(dialect, presented or ""))
     if behavior.listed_only and body.get("model") not in {m.id for m in up.config.models}:
         return _json(404, no_such_model_body(dialect, str(body.get("model")), rid))
+    refused = thinking_error(body) if dialect == "anthropic" else None
+    if refused is not None:
+        return _json(400, _invalid(dialect, refused, rid))
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.harness.fake_upstream.model import ReplyPlan, fragments, pieces_of
+from tests.harness.fake_upstream.thinking import signature_of
 
 CREATED = 1747148049
 
@@ -141,7 +142,7 @@ def anthropic_events(
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     if plan.thinking:
         deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces_of(plan.thinking)]
-        deltas.append({"type": "signature_delta", "signature": f"EtestSignature{serial:06d}=="})
+        deltas.append({"type": "signature_delta", "signature": signature_of(plan.thinking)})
         blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
     if plan.text or not plan.tool_name:
         deltas = [{"type": "text_delta", "text": p} for p in pieces_of(plan.text)]
@@ -205,9 +206,8 @@ def anthropic_message(plan: ReplyPlan, usage: Usage, model: str, serial: int) ->
     """A non-streaming Anthropic ``message`` object."""
     content: list[dict[str, Any]] = []
     if plan.thinking:
-        content.append(
-            {"type": "thinking", "thinking": plan.thinking, "signature": "EtestSignature=="}
-        )
+        signature = signature_of(plan.thinking)
+        content.append({"type": "thinking", "thinking": plan.thinking, "signature": signature})
     if plan.text or not plan.tool_name:
         content.append({"type": "text", "text": plan.text})
     if plan.tool_name:
