@@ -88,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     parse_error.add_argument("file", type=Path, help="the error body (JSON, text or SSE)")
     parse_error.add_argument("--status", type=int, help="the HTTP status, if known")
     parse_stream = commands.add_parser("parse-stream", help="parse a captured SSE stream")
-    parse_stream.add_argument("--dialect", choices=("openai", "anthropic"), required=True)
+    parse_stream.add_argument(
+        "--dialect", choices=("openai", "anthropic", "responses"), required=True
+    )
     parse_stream.add_argument("file", type=Path, help="the captured stream (.sse)")
     report = commands.add_parser("report", help="write the usage dashboard as an HTML file")
     report.add_argument(

@@ -30,11 +30,16 @@ from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.presets import auth_of
 from tokengauge.upstream.request_body import merged_headers
+from tokengauge.upstream.responses_stream import ResponsesStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
-StreamDialect = Literal["openai", "anthropic"]
-_TERMINAL: Final[dict[str, str]] = {"openai": "data: [DONE]", "anthropic": "message_stop"}
+StreamDialect = Literal["openai", "anthropic", "responses"]
+_TERMINAL: Final[dict[str, str]] = {
+    "openai": "data: [DONE]",
+    "anthropic": "message_stop",
+    "responses": "response.completed",
+}
 
 
 @attrs.frozen
@@ -124,7 +129,11 @@ def make_parser(dialect: StreamDialect) -> StreamParser:
         return OpenAIStreamParser()
     if dialect == "anthropic":
         return AnthropicStreamParser()
-    raise ValueError(f"unknown stream dialect {dialect!r} (expected 'openai' or 'anthropic')")
+    if dialect == "responses":
+        return ResponsesStreamParser()
+    raise ValueError(
+        f"unknown stream dialect {dialect!r} (expected 'openai', 'anthropic' or 'responses')"
+    )
 
 
 def parse_stream_file(dialect: StreamDialect, data: bytes) -> list[StreamEvent]:
