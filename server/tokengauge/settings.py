@@ -28,7 +28,7 @@ T = TypeVar("T")
 MIN_TOOL_RESULT_TOKENS: Final = 256
 """`toolResultMaxTokens` below this would leave a tool result no use to the model."""
 
-Dialect = Literal["openai", "anthropic"]
+Dialect = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 
 

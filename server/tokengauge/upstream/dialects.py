@@ -30,6 +30,7 @@ from tokengauge.upstream.openai_stream import OpenAIStreamParser
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.presets import auth_of
 from tokengauge.upstream.request_body import merged_headers
+from tokengauge.upstream.responses_request import build_responses_body
 from tokengauge.upstream.responses_stream import ResponsesStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
@@ -57,6 +58,11 @@ def openai_url(base_url: str) -> str:
     return join_url(base_url, "chat/completions")
 
 
+def responses_url(base_url: str) -> str:
+    """Responses endpoint under an OpenAI-style base URL (which ends in `/v1` or so)."""
+    return join_url(base_url, "responses")
+
+
 def anthropic_url(base_url: str) -> str:
     """Messages endpoint; accepts `https://api.anthropic.com` and `https://api.anthropic.com/v1`."""
     path = urlsplit(base_url).path.rstrip("/")
@@ -72,6 +78,16 @@ def _openai_body(
 ) -> Any:
     field = max_tokens_field_for(model.family, model.provider.base_url)
     return build_openai_body(model.id, messages, tools, options, max_tokens, max_tokens_field=field)
+
+
+def _responses_body(
+    model: ModelSpec,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    options: ChatOptions,
+    max_tokens: int,
+) -> Any:
+    return build_responses_body(model.id, messages, tools, options, max_tokens)
 
 
 def _anthropic_body(
@@ -120,6 +136,8 @@ def dialect_for(model: ModelSpec) -> Dialect:
     """The dialect the model's provider speaks."""
     if model.provider.dialect == "anthropic":
         return Dialect("anthropic", anthropic_url, _anthropic_body, AnthropicStreamParser)
+    if model.provider.dialect == "responses":
+        return Dialect("responses", responses_url, _responses_body, ResponsesStreamParser)
     return Dialect("openai", openai_url, _openai_body, OpenAIStreamParser)
 
 

@@ -32,11 +32,12 @@ from tokengauge.messages import (
     is_ephemeral,
     to_json_text,
 )
-from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
+from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.request_body import (
     IMAGE_MIME_TYPES,
     merged_headers,
     object_schema,
+    openai_sampling,
     part_text,
 )
 
@@ -104,16 +105,12 @@ def build_openai_body(
         body["tools"] = [openai_tool(tool) for tool in tools]
         if options.tool_mode == "required":
             body["tool_choice"] = "required"
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
-    if options.top_p is not None:
-        body["top_p"] = options.top_p
     if options.stop:
         body["stop"] = options.stop
     if options.reasoning_effort is not None:
         body["reasoning_effort"] = options.reasoning_effort
     # `thinking_budget` has no Chat Completions field; servers that take one get it via `extra`.
-    body.update({k: v for k, v in options.extra.items() if k not in RESERVED_KEYS})
+    body.update(openai_sampling(options))
     return body
 
 

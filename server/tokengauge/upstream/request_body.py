@@ -1,5 +1,6 @@
-"""What both request-body builders share: data parts as text, tool schemas as both APIs require
-them, the image types both take, and header layers merged."""
+"""What the request-body builders share: data parts as text, tool schemas as the APIs require
+them, the image types they take, OpenAI's sampling fields and the caller's extra keys, and header
+layers merged."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ from tokengauge.messages import (
     to_json_text,
     unstructure,
 )
+from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
+
+
+def openai_sampling(options: ChatOptions) -> dict[str, Any]:
+    """`temperature` and `top_p` as OpenAI's APIs take them, those set; then the caller's extra
+    keys (never over the structure the builder sets)."""
+    fields = {"temperature": options.temperature, "top_p": options.top_p}
+    extra = {k: v for k, v in options.extra.items() if k not in RESERVED_KEYS}
+    return {**{k: v for k, v in fields.items() if v is not None}, **extra}
+
 
 IMAGE_MIME_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 EMPTY_OBJECT_SCHEMA: Final[dict[str, Any]] = {"type": "object", "properties": {}}

@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 LISTING_SHAPES = ("openai", "anthropic", "openrouter", "vercel", "ollama", "litellm")
 ERROR_STYLES = ("anthropic", "openai", "openrouter", "llamacpp", "gemini")
-ROUTES = ("any", "chat", "messages")
+ROUTES = ("any", "chat", "messages", "responses")
 
 
 @dataclass

@@ -22,6 +22,7 @@ from tests.harness.fake_upstream.model import (
     unauthorized_body,
 )
 from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.responses import as_chat, input_error, responses_events
 from tests.harness.fake_upstream.sse import (
     Usage,
     anthropic_events,
@@ -48,9 +49,9 @@ async def dispatch(
         return await send_fixed(up, request, record, item, None)
     if _outside_root(up, record):
         return _json(404, invalid_url_body(request.method, request.path))
-    if record.route in ("chat", "messages"):
+    if record.route in ("chat", "messages", "responses"):
         return await _model(
-            up, request, record, "openai" if record.route == "chat" else "anthropic"
+            up, request, record, "anthropic" if record.route == "messages" else "openai"
         )
     if record.route in ("models", "key") and up.config.listing_answer is not None:
         return await send_fixed(up, request, record, up.config.listing_answer, "listing")
@@ -126,6 +127,9 @@ async def _model(
     if behavior.listed_only and body.get("model") not in {m.id for m in up.config.models}:
         return _json(404, no_such_model_body(dialect, str(body.get("model")), rid))
     refused = thinking_error(body) if dialect == "anthropic" else None
+    if record.route == "responses":
+        refused = input_error(body)
+        body = as_chat(body)  # counted, planned and answered as the request it amounts to
     if refused is not None:
         return _json(400, _invalid(dialect, refused, rid))
     count = count_prompt(body, dialect, behavior)
@@ -147,7 +151,9 @@ async def _model(
         build = openai_message if dialect == "openai" else anthropic_message
         return web.json_response(build(plan, usage, model, record.id), headers=headers)
     rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
-    if dialect == "openai":
+    if record.route == "responses":
+        events = responses_events(plan, usage, model, record.id)
+    elif dialect == "openai":
         events = openai_events(plan, usage, body, model, record.id)
     else:
         events = anthropic_events(plan, usage, model, record.id, rng)
@@ -188,6 +194,8 @@ def route_of(method: str, path: str) -> str:
         return "count_tokens"
     if method == "POST" and path.endswith("/messages"):
         return "messages"
+    if method == "POST" and path.endswith("/responses"):
+        return "responses"
     if path.endswith(("/models", "/model/info", "/api/tags", "/api/show")):
         return "models"
     if method == "GET" and path.endswith("/key"):
@@ -198,7 +206,8 @@ def route_of(method: str, path: str) -> str:
 def _outside_root(up: Upstream, record: RecordedRequest) -> bool:
     """A request for the API outside ``api_root`` (where a real API has nothing)."""
     root = up.config.api_root
-    if root is None or record.route not in ("chat", "messages", "count_tokens", "models", "key"):
+    routes = ("chat", "messages", "responses", "count_tokens", "models", "key")
+    if root is None or record.route not in routes:
         return False
     if record.route == "models" and not record.path.endswith("/models"):
         return False  # Ollama's /api/* and LiteLLM's /model/info live at the server's root

@@ -116,7 +116,7 @@ class Upstream:
     @property
     def model_requests(self) -> list[RecordedRequest]:
         """Recorded ``…/chat/completions`` and ``…/messages`` requests."""
-        return [r for r in self.requests if r.route in ("chat", "messages")]
+        return [r for r in self.requests if r.route in ("chat", "messages", "responses")]
 
     @property
     def last(self) -> RecordedRequest:

@@ -1,0 +1,123 @@
+"""The OpenAI Responses dialect end to end over LSP: a provider with `dialect: "responses"`, a
+text answer, and a tool-call round against a test upstream that checks the input items as the
+real API does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from pytest_lsp import LanguageClient
+
+from tests.harness.fake_upstream.config import Reply, UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import SERVER, call, initialize
+from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
+from tests.lsp.helpers import text_message
+
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a file.",
+    "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+ASK = '<tg-tool-calls>[{"name": "read_file", "arguments": {"path": "a.py"}}]</tg-tool-calls>'
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    """The server with one Responses-dialect provider on the test upstream."""
+    async with running_upstream(UpstreamConfig(reply=Reply(scripted_calls=True))) as up:
+        lsp_client.upstream = up  # type: ignore[attr-defined]
+        lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
+        options = chat_options(
+            str(tmp_path / "storage"),
+            up.base_url,
+            providers=[
+                {"id": "up-responses", "dialect": "responses", "baseUrl": up.base_url + "/v1"}
+            ],
+            models=[{"id": "gpt-5", "provider": "up-responses"}],
+        )
+        await initialize(lsp_client, options)
+        yield
+        await lsp_client.shutdown_session()
+
+
+def parts(client: LanguageClient, params: dict[str, Any]) -> list[dict[str, Any]]:
+    return client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
+
+
+async def test_a_text_answer_with_usage(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    params = chat_params(
+        "gpt-5", [text_message("user", "Say hello.")], modelOptions={"reasoningEffort": "low"}
+    )
+    result = await call(client, "tokenGauge/chat", params)
+    [request] = upstream.model_requests
+    assert request.path == "/v1/responses" and request.status == 200
+    body = request.json
+    assert body["store"] is False and body["stream"] is True and body["max_output_tokens"] > 0
+    assert body["input"] == [
+        {"role": "user", "content": [{"type": "input_text", "text": "Say hello."}]}
+    ]
+    assert body["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert body["include"] == ["reasoning.encrypted_content"]
+    text = "".join(p["value"] for p in parts(client, params) if p["type"] == "text")
+    assert text.startswith("ok: ")
+    assert result["usage"]["prompt_tokens"] == request.prompt_tokens
+    assert result["finishReason"] == "stop"
+
+
+async def test_a_tool_call_round(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    messages = [text_message("user", f"Read a.py. {ASK}")]
+    first = chat_params("gpt-5", messages, tools=[READ_FILE])
+    result = await call(client, "tokenGauge/chat", first)
+    [tool_call] = [p for p in parts(client, first) if p["type"] == "toolCall"]
+    assert (tool_call["name"], tool_call["input"]) == ("read_file", {"path": "a.py"})
+    assert result["finishReason"] == "tool_calls"
+    answer = {"role": "assistant", "content": [tool_call]}
+    output = {
+        "type": "toolResult",
+        "callId": tool_call["callId"],
+        "content": [{"type": "text", "value": "x = 1"}],
+    }
+    second = chat_params(
+        "gpt-5", [*messages, answer, {"role": "user", "content": [output]}], tools=[READ_FILE]
+    )
+    await call(client, "tokenGauge/chat", second)
+    sent = upstream.model_requests[-1]
+    assert sent.status == 200
+    items = sent.json["input"]
+    assert [item.get("type", item.get("role")) for item in items] == [
+        "user",
+        "function_call",
+        "function_call_output",
+    ]
+    assert items[1]["call_id"] == items[2]["call_id"] == tool_call["callId"]
+    assert sent.json["tools"][0] == {
+        "type": "function",
+        "name": "read_file",
+        "description": "Read a file.",
+        "parameters": READ_FILE["inputSchema"],
+        "strict": False,
+    }
+
+
+async def test_a_result_without_its_call_is_refused_as_the_api_would(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    orphan = {
+        "type": "toolResult",
+        "callId": "call_nowhere",
+        "content": [{"type": "text", "value": "x"}],
+    }
+    params = chat_params(
+        "gpt-5", [text_message("user", "hi"), {"role": "user", "content": [orphan]}]
+    )
+    try:
+        await call(client, "tokenGauge/chat", params)
+    except Exception as exc:  # the chat fails with the API's own words
+        assert "No tool call found for function call output with call_id call_nowhere" in str(exc)
+    else:
+        raise AssertionError("the strict upstream accepted an orphan function_call_output")
+    assert upstream.model_requests[-1].status == 400
