@@ -10,7 +10,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -445,10 +445,10 @@ class Gauge:
                 figures = attrs.evolve(
                     figures,
                     cost_usd=self.last.cost_usd,
-                    today_usd=_known_sum(
+                    today_usd=dashboard.known_cost(
                         r for r in records if r.model_id == model.id and r.time >= today
                     ),
-                    conversation_usd=_known_sum(conversation) if conversation else None,
+                    conversation_usd=dashboard.known_cost(conversation),
                 )
             return render_status(figures, self.last.estimate, self.calibration.ratios(model))
         earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
@@ -521,8 +521,3 @@ def _pricing_row(model: ModelSpec) -> dashboard.PricingRow | None:
         cache_write=pricing.cache_write_per_m_tok,
         reasoning=pricing.reasoning_per_m_tok,
     )
-
-
-def _known_sum(records: Iterable[RequestRecord]) -> float:
-    """The sum of the known costs of `records`."""
-    return sum(record.cost_usd for record in records if record.cost_usd is not None)

@@ -211,7 +211,7 @@ def _conversations(records: Sequence[RequestRecord]) -> list[ConversationRow]:
             summarizations=sum(member.kind == "summarize" for member in members),
             input_tokens=sum(member.input_tokens or 0 for member in members),
             output_tokens=sum(member.output_tokens or 0 for member in members),
-            cost_usd=_sum_costs(members),
+            cost_usd=known_cost(members),
             models=list(dict.fromkeys(member.model_id for member in members)),
         )
         for conversation, members in grouped.items()
@@ -219,7 +219,8 @@ def _conversations(records: Sequence[RequestRecord]) -> list[ConversationRow]:
     return sorted(rows, key=lambda row: row.started)
 
 
-def _sum_costs(records: Iterable[RequestRecord]) -> float | None:
+def known_cost(records: Iterable[RequestRecord]) -> float | None:
+    """The sum of the known costs of `records`; None when none is known (never zero for it)."""
     total: float | None = None
     for record in records:
         total = _add(total, record.cost_usd)
@@ -236,7 +237,7 @@ def _totals(records: Sequence[RequestRecord], today: float) -> Totals:
         input_tokens=input_tokens,
         cached_tokens=cached,
         output_tokens=sum(record.output_tokens or 0 for record in answered),
-        cost_usd=_sum_costs(records),
-        today_usd=_sum_costs(record for record in records if record.time >= today),
+        cost_usd=known_cost(records),
+        today_usd=known_cost(record for record in records if record.time >= today),
         cache_hit_rate=cached / input_tokens if input_tokens else None,
     )
