@@ -75,6 +75,17 @@ ui_settings() {  # a first run: no provider configured, Copilot Chat signed out 
 }
 JSON
 }
+slow_server() {  # point settings file $1's tokenGauge.pythonPath at $PY behind a 3 s wait
+    printf '#!/bin/sh\nsleep 3\nexec "%s" "$@"\n' "$PY" > "$WORK/slow-python"
+    chmod +x "$WORK/slow-python"
+    "$PY" - "$1" "$WORK/slow-python" <<'PY'
+import json, pathlib, sys
+path = pathlib.Path(sys.argv[1])
+settings = json.loads(path.read_text())
+settings["tokenGauge.pythonPath"] = sys.argv[2]
+path.write_text(json.dumps(settings, indent=2))
+PY
+}
 envjson() {  # the extension host's environment for suite $1 (its upstream: $2, default the shared one)
     printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_UI_KEY": "%s", "TG_UI_PROFILE": "%s", "TG_HOST_TEST_GREP": "%s"}' \
         "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$UI_KEY" "$WORK/ui-profile" "${TG_HOST_TEST_GREP:-}"
@@ -120,6 +131,9 @@ for suite in $SUITES; do
             port=$(node scripts/vscode-host/free-port.js)
             rc=0
             for phase in ui ui-reload; do
+                # The reload's server starts 3 s late (its Python behind a wrapper that waits), so a
+                # chat sent as soon as the cached models are offered is always ahead of it.
+                [ "$phase" = ui-reload ] && slow_server "$WORK/ui-profile/User/settings.json"
                 VSC_PORT=$port DRIVE_SCREENSHOTS=$SHOTS bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js \
                     "$(envjson "$phase" "$UI_URL")" --settings "$WORK/ui-settings.json" --user-data-dir "$WORK/ui-profile" \
                     --timeout 300000 2>&1 | tee "$log.$phase"

@@ -1,6 +1,6 @@
 // The window reloaded: a second launch with the profile the ui suite left (its settings, secrets,
 // Manage Models providers, Token Gauge's state and ledger). Models are offered before the server
-// answers, the status bar shows the last conversation request from the ledger, and the providers
+// answers (scripts/test-extension.sh starts this launch's server 3 s late, so that is certain), the status bar shows the last conversation request from the ledger, and the providers
 // added in Manage Models come back with their keys.
 'use strict';
 const assert = require('assert');
