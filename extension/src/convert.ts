@@ -55,7 +55,7 @@ export function toPart(part: unknown): Part {
     // VS Code's own class is minified in the host ('rs' in 1.139): know it by its fields too.
     const thinking = (part.constructor?.name?.includes('Thinking') ?? false) || ('id' in part && 'metadata' in part);
     if (thinking && (typeof part.value === 'string' || Array.isArray(part.value))) {
-        return toThinking(Array.isArray(part.value) ? part.value.join('') : part.value, part.metadata);
+        return toThinking(Array.isArray(part.value) ? part.value.join('') : part.value, part.id, part.metadata);
     }
     if (typeof part.value === 'string') {
         return { type: 'text', value: part.value };
@@ -64,12 +64,16 @@ export function toPart(part: unknown): Part {
 }
 
 /**
- * A thinking part, with what it carries for the API in its metadata, by the names Copilot's own
- * Anthropic client uses (and keeps in the history it sends back): `signature` with
- * `_completeThinking` (the whole block), or `redactedData`.
+ * A thinking part, with what it carries for the API in its id and metadata, by the names Copilot's
+ * own clients use (and keep in the history they send back): Anthropic's `signature` with
+ * `_completeThinking` (the whole block) or `redactedData`; a Responses reasoning item's
+ * `encrypted_content` (the part's id is the item's).
  */
-function toThinking(value: string, metadata: unknown): Part {
+function toThinking(value: string, id: unknown, metadata: unknown): Part {
     const meta = isRecord(metadata) ? metadata : {};
+    if (typeof meta.encrypted_content === 'string' && meta.encrypted_content && typeof id === 'string' && id) {
+        return { type: 'thinking', value: '', id, encrypted: meta.encrypted_content };
+    }
     if (typeof meta.redactedData === 'string') {
         return { type: 'thinking', value: '', redacted: meta.redactedData };
     }

@@ -32,8 +32,9 @@ export type Role = 'system' | 'user' | 'assistant';
 export type Part =
     | { type: 'text'; value: string }
     /** With `signature` (Anthropic's) `value` is a whole thinking block to send back as it was;
-     * `redacted` is a redacted block's data. */
-    | { type: 'thinking'; value: string; signature?: string; redacted?: string }
+     * `redacted` is a redacted block's data; `encrypted` an OpenAI Responses reasoning item's
+     * encrypted content, `id` that item's id. */
+    | { type: 'thinking'; value: string; signature?: string; redacted?: string; id?: string; encrypted?: string }
     | { type: 'toolCall'; callId: string; name: string; input: unknown }
     | { type: 'toolResult'; callId: string; content: Part[] }
     | { type: 'data'; mimeType: string; data: string }
@@ -85,6 +86,21 @@ export interface ModelInfo {
     /** The prices in words, when known (VS Code's model picker shows them). */
     pricing?: string;
     isByok: boolean;
+    /** What VS Code's model picker may offer for the model (none: absent). */
+    choices?: ModelChoices;
+}
+
+/** The values a person may pick for one model option, and the one used when none is. */
+export interface Choice<T> {
+    values: T[];
+    default: T;
+}
+
+/** The options of a model the picker may offer; a chat carries the pick in its `modelOptions`. */
+export interface ModelChoices {
+    reasoningEffort?: Choice<string>;
+    thinkingBudget?: Choice<number>;
+    contextSize?: Choice<number>;
 }
 
 /** A model's scales, and with `tokenGauge/calibration` the epoch they belong to. */

@@ -11,6 +11,7 @@ import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
 import { plain, PlainError } from './errors';
 import { GroupConfiguration, groupProvider, Groups } from './groups';
+import { configurationSchema, withPicked } from './modelChoices';
 import { Preset } from './presets';
 import {
     AddedProvider,
@@ -19,6 +20,7 @@ import {
     DiscoveryReport,
     Message,
     Methods,
+    ModelChoices,
     ModelInfo,
     ModelScales,
     StreamPart,
@@ -44,6 +46,11 @@ interface InformationOptions {
     configuration?: GroupConfiguration;
 }
 
+/** VS Code 1.139's request options carry the model picker's choices (newer than the typings). */
+function picked(options: vscode.ProvideLanguageModelChatResponseOptions): unknown {
+    return (options as { modelConfiguration?: unknown }).modelConfiguration;
+}
+
 /** The models last listed, by source ('' for the settings' providers, else the group's name). */
 export interface ModelCache {
     get(source: string): ModelInfo[] | undefined;
@@ -61,6 +68,9 @@ export function stateCache(state: vscode.Memento): ModelCache {
 }
 
 function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChatInformation {
+    // The picker's options, for a group's models only: VS Code keeps a pick in the group of the
+    // model it was made for (the settings' models take `tokenGauge.models[].options`).
+    const schema = inGroup ? configurationSchema(m.choices) : undefined;
     return {
         id: m.id,
         name: m.name,
@@ -76,6 +86,7 @@ function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChat
         // its model picker shows). Hosts without them ignore them.
         isBYOK: m.isByok,
         ...(m.pricing ? { pricing: m.pricing } : {}),
+        ...(schema ? { configurationSchema: schema } : {}),
     } as vscode.LanguageModelChatInformation;
 }
 
@@ -85,6 +96,8 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly listeners = new Map<string, PartListener>();
     /** Each offered model's provider id. */
     private readonly providers = new Map<string, string>();
+    /** Each offered model's picker options (a group's models only). */
+    private readonly choices = new Map<string, ModelChoices | undefined>();
     /** The providers configured in Manage Models, with their keys (VS Code hands them over). */
     private readonly groups = new Groups();
     /** Each group's `addProvider` with the running server (a new server knows none). */
@@ -180,6 +193,10 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         token: vscode.CancellationToken,
     ): Promise<vscode.LanguageModelChatInformation[]> {
         const { configuration } = options as InformationOptions;
+        if (configuration && !configuration.preset && !configuration.baseUrl) {
+            // A group of VS Code's own, holding only picks for models it lists elsewhere.
+            return [];
+        }
         const group = configuration && this.groups.bind(configuration, this.presets);
         const source = group ?? '';
         // While the server starts, the last session's list (VS Code asks again once it runs).
@@ -192,6 +209,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         }
         for (const m of models) {
             this.providers.set(m.id, m.providerId);
+            this.choices.set(m.id, group !== undefined ? m.choices : undefined);
         }
         return models.map((m) => toInformation(m, group !== undefined));
     }
@@ -211,7 +229,9 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             if (added.error !== null && added.models.length === 0) {
                 throw new PlainError(added.error);
             }
-            return added.models;
+            // As they are now: a window learned or picked since the group was added changes them.
+            const models = await this.server.request(Methods.models, {}, token);
+            return models.filter((m) => m.providerId === group);
         } catch (error) {
             // VS Code shows this beside the group in Manage Models.
             throw plain(error);
@@ -250,7 +270,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
                     messages: converted,
                     tools,
                     toolMode: options.toolMode,
-                    modelOptions: options.modelOptions ?? {},
+                    modelOptions: withPicked(options.modelOptions ?? {}, picked(options), this.choices.get(model.id)),
                     credentials: { apiKey: apiKey ?? null },
                 },
                 token,
@@ -295,11 +315,15 @@ const newerParts = vscode as unknown as {
 };
 
 /**
- * A thinking part's arguments: the text shown, or for a signed or redacted block (shown already,
- * piece by piece) nothing to show and, in its metadata, what the next request must send back
- * (the names Copilot's own Anthropic client uses; it keeps them in the history it sends us).
+ * A thinking part's arguments: the text shown, or for a signed or redacted block or an encrypted
+ * reasoning item (shown already, piece by piece) nothing to show and, in its id and metadata, what
+ * the next request must send back (the names Copilot's own Anthropic and Responses clients use; it
+ * keeps them in the history it sends us).
  */
-function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string, undefined?, Record<string, unknown>?] {
+function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string, string?, Record<string, unknown>?] {
+    if (part.encrypted && part.id) {
+        return ['', part.id, { encrypted_content: part.encrypted }];
+    }
     if (part.redacted) {
         return ['', undefined, { redactedData: part.redacted }];
     }

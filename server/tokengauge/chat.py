@@ -180,6 +180,10 @@ class ChatRunner:
         options = with_defaults(
             parse_model_options(params.tool_mode, params.model_options), defaults
         )
+        if options.context_size is not None and self.gauge.choose_context_size(
+            model, options.context_size
+        ):
+            self.sink.models_changed()  # its window changed: VS Code asks for the models again
         dialect = dialect_for(model)
         chat = _Chat(
             params=params,
@@ -203,7 +207,7 @@ class ChatRunner:
         cap = self.gauge.settings.tool_result_max_tokens
         if cap is not None:
             capped = cap_tool_results(params.messages, truncator, cap)
-        limit = self.gauge.calibration.learned_limit(model.id)
+        limit = self.gauge.window_limit(model)
         target = budget.input_target(model, limit)
 
         def estimate(messages: Sequence[Message]) -> RequestEstimate:

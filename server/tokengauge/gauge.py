@@ -38,6 +38,7 @@ from tokengauge.models.catalog import (
     from_documents,
     to_documents,
 )
+from tokengauge.models.context_sizes import ContextSizes
 from tokengauge.protocol import (
     Breakdown,
     Capabilities,
@@ -64,6 +65,7 @@ from tokengauge.status import (
     ready_status,
     render_status,
 )
+from tokengauge.upstream.choices import model_choices
 from tokengauge.upstream.presets import resolve, resolve_all
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ class Gauge:
         self.encodings = encodings or EncodingRegistry()
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
+        self.context_sizes = ContextSizes(ledger)
         self.frequent = FrequentStrings(ledger)
         self.latest: LastRequest | None = None
         """The last request reported, helpers included (the dashboard's)."""
@@ -185,13 +188,25 @@ class Gauge:
             self._request_counters[model.id] = counter
         return counter
 
+    def window_limit(self, model: ModelSpec) -> int | None:
+        """What limits the model's window below its own: what overflows taught us, or the
+        context size picked for it (the smaller)."""
+        limits = [self.calibration.learned_limit(model.id), self.context_sizes.limit(model)]
+        return min((limit for limit in limits if limit is not None), default=None)
+
     def max_input_tokens(self, model: ModelSpec) -> int:
-        """The model's input budget, after what overflows have taught us."""
-        return budget.max_input_tokens(model, self.calibration.learned_limit(model.id))
+        """The model's input budget, after what overflows have taught us and the context size
+        picked for it."""
+        return budget.max_input_tokens(model, self.window_limit(model))
+
+    def choose_context_size(self, model: ModelSpec, size: int) -> bool:
+        """A context size picked for a model; whether its window changed (VS Code must ask for
+        the models again)."""
+        return self.context_sizes.choose(model, size)
 
     def model_info(self, model: ModelSpec) -> ModelInfo:
         """The model as VS Code should see it."""
-        limit = self.calibration.learned_limit(model.id)
+        limit = self.window_limit(model)
         max_input = budget.max_input_tokens(model, limit)
         window = budget.effective_window(model, limit)
         shown = f"{compact(window)}-token window"
@@ -218,6 +233,7 @@ class Gauge:
             tooltip=tooltip,
             detail=f"Token Gauge · {model.provider.id}",
             pricing=price_text(model.pricing),
+            choices=model_choices(model),
         )
 
     def models(self) -> list[ModelInfo]:
@@ -342,7 +358,7 @@ class Gauge:
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         error = parse_overflow_error(params.status, params.body)
         learned = None
-        if error.kind is ErrorKind.OVERFLOW:
+        if error.kind is ErrorKind.OVERFLOW:  # the API's own window, whatever size was picked
             window = budget.effective_window(model, self.calibration.learned_limit(model.id))
             copilot = self.copilot_view.messages(params.messages)
             learned = self.calibration.learn_overflow(model, estimate, error, window, copilot)
@@ -379,7 +395,7 @@ class Gauge:
         placement = self.conversations.place(
             messages, estimate.features.digests, kind, answer_text, answer_calls
         )
-        limit = self.calibration.learned_limit(model.id)
+        limit = self.window_limit(model)
         record = RequestRecord(
             time=self._clock(),
             model_id=model.id,
@@ -418,7 +434,7 @@ class Gauge:
             dashboard.ModelRow(
                 model.id,
                 model.name,
-                budget.effective_window(model, self.calibration.learned_limit(model.id)),
+                budget.effective_window(model, self.window_limit(model)),
                 self.max_input_tokens(model),
                 _pricing_row(model),
             )
@@ -463,7 +479,7 @@ class Gauge:
 
     def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
         """A request's figures against the model's sizes as `model_info` reports them."""
-        window = budget.effective_window(model, self.calibration.learned_limit(model.id))
+        window = budget.effective_window(model, self.window_limit(model))
         return Figures(model.name, used, self.max_input_tokens(model), window, output)
 
     def _cost_totals(self) -> dict[str, CostTotal]:

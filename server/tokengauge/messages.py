@@ -66,11 +66,15 @@ class DataPart:
 class ThinkingPart:
     """The model's reasoning text. With a `signature` (Anthropic's, for the thinking block it
     closes) `value` is that whole block, to be replayed as it was; `redacted` is the data of an
-    Anthropic `redacted_thinking` block. Unsigned parts are what was shown while streaming."""
+    Anthropic `redacted_thinking` block; `encrypted` is an OpenAI Responses reasoning item's
+    encrypted content, `id` that item's id. Parts with none of these are what was shown while
+    streaming."""
 
     value: str
     signature: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     redacted: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    id: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    encrypted: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @attrs.frozen

@@ -69,6 +69,23 @@ class Capabilities:
 
 
 @attrs.frozen
+class Choice:
+    """The values a person may pick for one model option, and the one used when none is."""
+
+    values: list[Any]
+    default: Any
+
+
+@attrs.frozen
+class ModelChoices:
+    """The options VS Code's model picker may offer for a model (`upstream.choices`)."""
+
+    reasoning_effort: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    thinking_budget: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    context_size: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+
+
+@attrs.frozen
 class ModelInfo:
     """One entry of `tokenGauge/models`, ready for `LanguageModelChatInformation`."""
 
@@ -87,6 +104,9 @@ class ModelInfo:
     """The model's prices in words (VS Code's model picker shows it), when known."""
     is_byok: bool = True
     """The user's own key and API (VS Code 1.139 reads it from the model information)."""
+    choices: ModelChoices | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """What the model picker may offer (the request's `contextSize`, `reasoningEffort`,
+    `thinkingBudget` then carry the pick); None when nothing."""
 
 
 @attrs.frozen

@@ -508,3 +508,29 @@ def test_empty_request(counter: RequestCounter) -> None:
         0,
         TextCount(),
     )
+
+
+def test_thinking_counts_in_its_turn_only(counter: RequestCounter, enc: tiktoken.Encoding) -> None:
+    """Anthropic strips thinking blocks of earlier turns and OpenAI drops their reasoning items:
+    the current turn's (after the last user message that is not only tool results) count."""
+    signed = ThinkingPart("Check a.py first.", signature="c2ln")
+    reasoning = ThinkingPart("", id="rs_1", encrypted="g" * 800)
+    call = ToolCallPart("c1", "read_file", {"path": "a.py"})
+    earlier = Message(role="assistant", content=[signed, reasoning, TextPart("Done.")])
+    current = Message(role="assistant", content=[signed, reasoning, call])
+    result = Message(role="user", content=[ToolResultPart("c1", [TextPart("x")])])
+    messages = [
+        Message(role="user", content=[TextPart("Fix a.py")]),
+        earlier,
+        Message(role="user", content=[TextPart("And b.py")]),
+        current,
+        result,
+    ]
+
+    request = counter.request(messages, [])
+
+    thinking = n(enc, "Check a.py first.") + 800 // 8  # an encrypted item by its length
+    assert request.messages[1].total == n(enc, "Done.")
+    assert request.messages[3].total == thinking + counter.part(call).total
+    # One message alone (as Copilot counts) keeps its thinking: more, never less.
+    assert counter.message(earlier).total == thinking + n(enc, "Done.")

@@ -494,3 +494,19 @@ async def test_a_rejected_listing_key_says_how_to_enter_another(tmp_path: Path):
     )
     assert any(error in warning for warning in warnings)
     assert report["providers"][0]["keyRejected"] is True  # the extension asks for another
+
+
+async def test_a_responses_provider_lists_its_models_as_openai_does(tmp_path: Path):
+    """`dialect: "responses"`: the same `GET …/models`, with the same bearer key."""
+    provider = {"id": "gpt", "dialect": "responses", "baseUrl": ""}
+    listed = [ListedModel(id="gpt-5", context_window=400000, max_output_tokens=128000)]
+    async with running_upstream(UpstreamConfig(models=listed)) as up:
+        provider["baseUrl"] = up.url("/v1")
+        async with server(options(tmp_path / "storage", [provider], [])) as s:
+            report = await s.discover("gpt")
+            assert report["providers"][0]["models"] == 1 and report["providers"][0]["error"] is None
+            assert_model(
+                (await s.models())["gpt-5"], Expected("gpt-5", "GPT-5", 400000, 128000), "gpt"
+            )
+        assert up.requests[0].path == "/v1/models"
+        assert up.requests[0].header("authorization") == f"Bearer {KEY}"

@@ -1,6 +1,7 @@
 """The OpenAI Responses dialect end to end over LSP: a provider with `dialect: "responses"`, a
-text answer, and a tool-call round against a test upstream that checks the input items as the
-real API does."""
+text answer, a tool-call round, and encrypted reasoning carried across it, against a test
+upstream that checks the input items as the real API does (and refuses a continuation whose
+reasoning item is missing or altered)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest_lsp
 from pytest_lsp import LanguageClient
 
 from tests.harness.fake_upstream.config import Reply, UpstreamConfig
+from tests.harness.fake_upstream.responses import NO_REASONING, NOT_VERIFIED, reasoning_of
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import SERVER, call, initialize
 from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
@@ -22,12 +24,15 @@ READ_FILE = {
     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
 }
 ASK = '<tg-tool-calls>[{"name": "read_file", "arguments": {"path": "a.py"}}]</tg-tool-calls>'
+THOUGHT = "Reading a.py first shows what the parser does."
+EFFORT = {"reasoningEffort": "medium"}
 
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     """The server with one Responses-dialect provider on the test upstream."""
-    async with running_upstream(UpstreamConfig(reply=Reply(scripted_calls=True))) as up:
+    reply = Reply(scripted_calls=True, thinking=THOUGHT)
+    async with running_upstream(UpstreamConfig(reply=reply)) as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
         options = chat_options(
@@ -121,3 +126,86 @@ async def test_a_result_without_its_call_is_refused_as_the_api_would(client: Lan
     else:
         raise AssertionError("the strict upstream accepted an orphan function_call_output")
     assert upstream.model_requests[-1].status == 400
+
+
+async def reasoned_round(
+    client: LanguageClient,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """A first request with reasoning on: its messages, its streamed parts and its tool result."""
+    messages = [text_message("user", f"Fix a.py. {ASK}")]
+    first = chat_params("gpt-5", messages, tools=[READ_FILE], modelOptions=EFFORT)
+    await call(client, "tokenGauge/chat", first)
+    streamed = parts(client, first)
+    [tool_call] = [p for p in streamed if p["type"] == "toolCall"]
+    output = {"type": "toolResult", "callId": tool_call["callId"], "content": []}
+    return messages, streamed, output
+
+
+async def test_encrypted_reasoning_survives_the_tool_call(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    messages, streamed, output = await reasoned_round(client)
+    shown = "".join(p["value"] for p in streamed if p["type"] == "thinking" and "id" not in p)
+    assert shown == THOUGHT  # the summary, as it streamed
+    [item] = [p for p in streamed if p["type"] == "thinking" and "encrypted" in p]
+    assert item["value"] == "" and item["id"].startswith("rs_")
+    assert reasoning_of(item["id"], item["encrypted"]) == THOUGHT
+    # The next request as the extension converts Copilot's history: every part of the answer.
+    answer = {"role": "assistant", "content": [p for p in streamed if p["type"] != "usage"]}
+    follow = [*messages, answer, {"role": "user", "content": [output]}]
+    await call(
+        client,
+        "tokenGauge/chat",
+        chat_params("gpt-5", follow, tools=[READ_FILE], modelOptions=EFFORT),
+    )
+    sent = upstream.model_requests[-1]
+    assert sent.status == 200
+    items = sent.json["input"]
+    assert [i.get("type", i.get("role")) for i in items] == [
+        "user",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    assert items[1] == {
+        "type": "reasoning",
+        "id": item["id"],
+        "summary": [],
+        "encrypted_content": item["encrypted"],
+    }
+    # The reasoning of this turn counts in the prompt, by the upstream and by our estimate.
+    assert sent.prompt_tokens > upstream.model_requests[0].prompt_tokens
+
+
+async def test_a_continuation_without_its_reasoning_or_with_it_altered_is_refused(
+    client: LanguageClient,
+):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    messages, streamed, output = await reasoned_round(client)
+    [item] = [p for p in streamed if p["type"] == "thinking" and "encrypted" in p]
+    [tool_call] = [p for p in streamed if p["type"] == "toolCall"]
+    content = item["encrypted"]
+    altered = {
+        **item,
+        "encrypted": content[:12] + ("B" if content[12] != "B" else "C") + content[13:],
+    }
+    refusals = {
+        "missing": (
+            [tool_call],
+            NO_REASONING.format(call_item="fc_" + item["id"][3:], item_id=item["id"]),
+        ),
+        "altered": ([altered, tool_call], NOT_VERIFIED.format(item_id=item["id"])),
+    }
+    for kept, error in refusals.values():
+        follow = [
+            *messages,
+            {"role": "assistant", "content": kept},
+            {"role": "user", "content": [output]},
+        ]
+        params = chat_params("gpt-5", follow, tools=[READ_FILE], modelOptions=EFFORT)
+        try:
+            await call(client, "tokenGauge/chat", params)
+        except Exception as exc:  # the chat fails with the API's own words
+            assert error.rstrip(".") in str(exc)
+        else:
+            raise AssertionError(f"the strict upstream accepted {kept!r}")
+        assert upstream.model_requests[-1].status == 400

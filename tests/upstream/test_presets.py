@@ -38,6 +38,15 @@ def test_the_presets_of_the_contract():
             "models",
             "plain",
         ),
+        "openai-responses": (
+            "OpenAI, Responses API",
+            "responses",
+            "https://api.openai.com/v1",
+            "bearer",
+            True,
+            "models",
+            "plain",
+        ),
         "anthropic": (
             "Anthropic",
             "anthropic",
@@ -167,9 +176,9 @@ def test_resolve(entry: ProviderSettings, dialect: str, base_url: str):
     [
         pytest.param(
             ProviderSettings(id="p", preset="openia"),
-            "provider p: unknown preset 'openia' (known: openai, anthropic, openrouter, "
-            "azure-openai, deepseek, groq, ollama, lmstudio, vllm, llamacpp, litellm, "
-            "openai-compatible)",
+            "provider p: unknown preset 'openia' (known: openai, openai-responses, "
+            "anthropic, openrouter, azure-openai, deepseek, groq, ollama, lmstudio, vllm, "
+            "llamacpp, litellm, openai-compatible)",
             id="unknown",
         ),
         pytest.param(

@@ -10,7 +10,14 @@ import pytest
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.messages import Usage
 from tokengauge.upstream.dialects import parse_stream_file
-from tokengauge.upstream.events import Finish, StreamError, TextDelta, ThinkingDelta, ToolCall
+from tokengauge.upstream.events import (
+    Finish,
+    StreamError,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCall,
+)
 from tokengauge.upstream.responses_stream import ResponsesStreamParser
 
 
@@ -71,9 +78,49 @@ def test_text_usage_and_finish(wire: Path, name: str, usage: Usage, finish: str)
 )
 def test_function_calls(wire: Path, name: str, call: ToolCall, usage: Usage):
     events = parse_stream_file("responses", (wire / name).read_bytes())
-    assert events == [call, usage, Finish("tool_calls")]
+    assert [e for e in events if not isinstance(e, ThinkingBlock)] == [
+        call,
+        usage,
+        Finish("tool_calls"),
+    ]
     arguments = deltas(wire, name, "response.function_call_arguments.delta")
     assert json.loads(arguments) == call.input
+
+
+def reasoning_items(wire: Path, name: str) -> list[dict[str, object]]:
+    """The capture's finished reasoning items, read straight from its `data:` lines."""
+    lines = (wire / name).read_text().splitlines()
+    payloads = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+    return [
+        p["item"]
+        for p in payloads
+        if p.get("type") == "response.output_item.done" and p["item"]["type"] == "reasoning"
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["openai-responses-stream-reasoning-usage.sse", "openai-responses-stream-cached-tokens.sse"],
+)
+def test_encrypted_reasoning_items_are_blocks_to_send_back_in_order(wire: Path, name: str):
+    events = parse_stream_file("responses", (wire / name).read_bytes())
+    blocks = [e for e in events if isinstance(e, ThinkingBlock)]
+    items = reasoning_items(wire, name)
+    assert blocks == [
+        ThinkingBlock(item_id=i["id"], encrypted=i["encrypted_content"]) for i in items
+    ]
+    assert blocks and all(b.encrypted and b.encrypted.startswith("gAAAA") for b in blocks)
+    # Each comes before what the model did after its reasoning (a call, or the answer's text).
+    first_block = events.index(blocks[0])
+    after = [e for e in events if isinstance(e, (ToolCall, TextDelta))]
+    assert after and first_block < events.index(after[0])
+
+
+def test_reasoning_without_encrypted_content_is_not_sent_back():
+    parser = ResponsesStreamParser()
+    item = {"type": "reasoning", "id": "rs_1", "summary": []}
+    done = {"type": "response.output_item.done", "item": item}
+    assert parser.feed("", json.dumps(done)) == []
 
 
 def test_the_overflow_error_event_is_an_error_that_teaches(wire: Path):

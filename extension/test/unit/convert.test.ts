@@ -52,6 +52,18 @@ void test('signed and redacted thinking, as the history carries them back', () =
     assert.deepEqual(toPart(new rs('Hm.', undefined, { signature: 'c2ln' })), { type: 'thinking', value: 'Hm.', signature: 'c2ln' });
 });
 
+void test('an encrypted reasoning item, as the history carries it back', () => {
+    const item = new LanguageModelThinkingPart('', 'rs_1', { encrypted_content: 'gAAAA' });
+    assert.deepEqual(toPart(item), { type: 'thinking', value: '', id: 'rs_1', encrypted: 'gAAAA' });
+    // Copilot's history shows the summary as the value: what goes back is the item alone.
+    const shown = new LanguageModelThinkingPart(['Plan', 'ning.'], 'rs_1', { encrypted_content: 'gAAAA' });
+    assert.deepEqual(toPart(shown), { type: 'thinking', value: '', id: 'rs_1', encrypted: 'gAAAA' });
+    // Without its item id the content cannot be sent back: it is what was shown, nothing more.
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('x', undefined, { encrypted_content: 'gAAAA' })), {
+        type: 'thinking', value: 'x',
+    });
+});
+
 void test('plain messages with numeric roles, as Copilot sends them', () => {
     assert.deepEqual(toMessage({ role: 1, content: [new LanguageModelTextPart('q')], name: '' }), {
         role: 'user', content: [{ type: 'text', value: 'q' }],

@@ -47,7 +47,13 @@ void test('the manifest\'s presets: labels, default URLs, and which need a URL o
     assert.equal(byId.get('azure-openai')?.baseUrl, undefined);
     assert.equal(byId.get('ollama')?.local, true);
     assert.equal(byId.get('lmstudio')?.baseUrl, 'http://localhost:1234/v1');
-    assert.equal(presets.length, 12);
+    assert.deepEqual(byId.get('openai-responses'), {
+        id: 'openai-responses',
+        label: 'OpenAI, Responses API',
+        baseUrl: 'https://api.openai.com/v1',
+        local: false,
+    });
+    assert.equal(presets.length, 13);
 });
 
 void test('a group is named after its API at its usual address, else after its host', () => {

@@ -44,6 +44,9 @@ from tokengauge.messages import (
 )
 
 BASE64_CHARS_PER_TOKEN: Final = 4  # one token per 3 bytes of binary data
+ENCRYPTED_CHARS_PER_TOKEN: Final = 8
+"""An OpenAI reasoning item's encrypted content per reasoning token it holds (the captures:
+3,896 characters for 448 tokens, 5,168 for 512; 8 leans to counting more)."""
 CJK_RUN: Final = re.compile(
     "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
 )
@@ -157,6 +160,17 @@ class RequestFeatures:
         return sum(self.messages, ZERO)
 
 
+def current_turn(messages: Sequence[Message]) -> int:
+    """The index of the last user message that is not only tool results (0 if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not all(
+            isinstance(p, ToolResultPart) for p in countable_parts(message.content)
+        ):
+            return index
+    return 0
+
+
 class RequestCounter:
     """Raw counts for one encoding and one image rule."""
 
@@ -184,7 +198,9 @@ class RequestCounter:
         return cached
 
     def part(self, part: Part) -> TextCount:
-        """Tokens of one part."""
+        """Tokens of one part (an encrypted reasoning item: by its content's length)."""
+        if isinstance(part, ThinkingPart) and part.encrypted:
+            return TextCount(math.ceil(len(part.encrypted) / ENCRYPTED_CHARS_PER_TOKEN))
         if isinstance(part, (TextPart, ThinkingPart)):
             return self.string(part.value)
         if isinstance(part, ToolCallPart):
@@ -208,10 +224,12 @@ class RequestCounter:
                 return self.string(text)
         return TextCount(math.ceil(len(part.data) / BASE64_CHARS_PER_TOKEN))
 
-    def message(self, message: Message) -> TextCount:
-        """Tokens of one message's name and parts (its structural overhead is calibration's)."""
+    def message(self, message: Message, *, thinking: bool = True) -> TextCount:
+        """Tokens of one message's name and parts (its structural overhead is calibration's);
+        `thinking`: its thinking parts with them."""
         name = self.string(message.name) if message.name else ZERO
-        return sum((self.part(part) for part in message.content), name)
+        parts = (p for p in message.content if thinking or not isinstance(p, ThinkingPart))
+        return sum((self.part(part) for part in parts), name)
 
     def tools(self, tools: Sequence[Tool]) -> ToolWalk:
         """The tools' JSON tokens and the raw counts of the strings Copilot counts for them."""
@@ -220,9 +238,12 @@ class RequestCounter:
         return ToolWalk(len(tools), json_tokens, raws)
 
     def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> RequestFeatures:
-        """Raw counts of a whole request."""
+        """Raw counts of a whole request. As the APIs count, thinking of turns before the last
+        user turn is not counted (Anthropic strips those blocks, OpenAI drops those reasoning
+        items); the current turn's is."""
+        turn = current_turn(messages)
         return RequestFeatures(
-            messages=tuple(self.message(m) for m in messages),
+            messages=tuple(self.message(m, thinking=i >= turn) for i, m in enumerate(messages)),
             roles=tuple(m.role for m in messages),
             digests=tuple(message_digest(m) for m in messages),
             walk=self.tools(tools),

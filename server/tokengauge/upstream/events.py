@@ -43,12 +43,15 @@ class ThinkingDelta:
 
 @attrs.frozen
 class ThinkingBlock:
-    """A whole Anthropic thinking block once signed (`thinking`, `signature`), or a redacted one
-    (`redacted`: its data): what the API must be sent back, unchanged, in later requests."""
+    """A whole Anthropic thinking block once signed (`thinking`, `signature`), a redacted one
+    (`redacted`: its data), or an OpenAI Responses reasoning item (`item_id`, `encrypted`): what
+    the API must be sent back, unchanged, in later requests."""
 
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
+    item_id: str | None = None
+    encrypted: str | None = None
 
 
 @attrs.frozen
@@ -104,7 +107,9 @@ def message_part(event: StreamEvent) -> TextPart | ThinkingPart | ToolCallPart |
     if isinstance(event, ThinkingDelta):
         return ThinkingPart(event.value)
     if isinstance(event, ThinkingBlock):
-        return ThinkingPart(event.thinking, event.signature, event.redacted)
+        return ThinkingPart(
+            event.thinking, event.signature, event.redacted, event.item_id, event.encrypted
+        )
     if isinstance(event, ToolCall):
         return ToolCallPart(event.call_id, event.name, event.input)
     return None

@@ -40,6 +40,7 @@ _ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "reasoning_effort": ("reasoning_effort", "reasoningEffort"),
     "thinking_budget": ("thinking_budget", "thinkingBudget", "budget_tokens", "budgetTokens"),
     "stop": ("stop", "stop_sequences", "stopSequences"),
+    "context_size": ("context_size", "contextSize"),
 }
 _KNOWN_KEYS: Final = frozenset(key for keys in _ALIASES.values() for key in keys)
 # The body's structure is ours: a passthrough key must not replace it.
@@ -67,6 +68,8 @@ class ChatOptions:
     """Anthropic extended-thinking budget in tokens; 0 or None means no thinking."""
     stop: list[str] | None = None
     """Stop sequences."""
+    context_size: int | None = None
+    """The window picked for the model (VS Code's model picker); never sent to the API."""
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Unknown keys, merged into the request body last (provider-specific knobs)."""
 
@@ -165,6 +168,7 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
     effort_key, effort = _pick(model_options, "reasoning_effort")
     budget_key, budget = _pick(model_options, "thinking_budget")
     stop_key, stop = _pick(model_options, "stop")
+    size_key, size = _pick(model_options, "context_size")
     return ChatOptions(
         tool_mode=parse_tool_mode(tool_mode),
         temperature=_number(temperature_key, temperature, 0.0, 2.0),
@@ -173,5 +177,6 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
         reasoning_effort=_reasoning_effort(effort_key, effort),
         thinking_budget=_integer(budget_key, budget, 0),
         stop=_stop(stop_key, stop),
+        context_size=_integer(size_key, size, 1_000),
         extra=extra,
     )

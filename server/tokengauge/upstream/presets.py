@@ -52,6 +52,14 @@ PRESETS: Final = {
     for preset in (
         Preset("openai", "OpenAI", "openai", "https://api.openai.com/v1", "bearer", True),
         Preset(
+            "openai-responses",
+            "OpenAI, Responses API",
+            "responses",
+            "https://api.openai.com/v1",
+            "bearer",
+            True,
+        ),
+        Preset(
             "anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", "x-api-key", True
         ),
         Preset(

@@ -6,8 +6,10 @@ Conversion rules:
   result becomes a `function_call_output` item (its text; images from it follow in a user message);
 - assistant text becomes an `assistant` message of `output_text`, each tool call a `function_call`
   item (arguments as JSON text), in the order they were said;
-- thinking parts are not sent yet (the replay of encrypted reasoning items comes next); VS Code's
-  ephemeral data parts never are;
+- a thinking part with encrypted content (a reasoning item this dialect streamed) goes back as
+  that `reasoning` item (its id, an empty summary, the encrypted content unchanged), in its place
+  before the calls it led to; other thinking parts (what was shown) and VS Code's ephemeral data
+  parts are never sent;
 - the body asks for nothing to be stored (`store: false`), for the reasoning summary and the
   encrypted reasoning when an effort is set, and caps the output with `max_output_tokens`.
 """
@@ -79,14 +81,17 @@ def responses_input(messages: Sequence[Message]) -> list[JsonObject]:
     """The input items (see the module docstring for the rules)."""
     items: list[JsonObject] = []
     for message in messages:
-        parts = [
-            p for p in message.content if not is_ephemeral(p) and not isinstance(p, ThinkingPart)
-        ]
+        parts = [p for p in message.content if not is_ephemeral(p) and not _shown_only(p)]
         if message.role == "assistant":
             items += _assistant(parts)
         else:
             items += _user_or_system(message.role, parts)
     return items
+
+
+def _shown_only(part: Part) -> bool:
+    """A thinking part that is not a reasoning item to send back."""
+    return isinstance(part, ThinkingPart) and not (part.encrypted and part.id)
 
 
 def _image(part: DataPart) -> JsonObject:
@@ -130,7 +135,17 @@ def _assistant(parts: Sequence[Part]) -> list[JsonObject]:
         text.clear()
 
     for part in parts:
-        if isinstance(part, ToolCallPart):
+        if isinstance(part, ThinkingPart):
+            said()
+            items.append(
+                {
+                    "type": "reasoning",
+                    "id": part.id,
+                    "summary": [],
+                    "encrypted_content": part.encrypted,
+                }
+            )
+        elif isinstance(part, ToolCallPart):
             said()
             arguments = to_json_text({} if part.input is None else part.input)
             items.append(

@@ -8,7 +8,12 @@
   `output_tokens` with `output_tokens_details.reasoning_tokens`) and ends the stream, with a
   `Finish` of `tool_calls` when the answer called tools, else `stop`; `response.incomplete` ends it
   with `length` (or the reason it names); `response.failed` and `error` events are `StreamError`s.
-- Other items (web search, reasoning items) and events are the API's own business here.
+- A `reasoning` output item with `encrypted_content` (asked for with
+  `include: ["reasoning.encrypted_content"]`) becomes a `ThinkingBlock` of its id and encrypted
+  content at its `response.output_item.done`: what the next request sends back, so the model's
+  reasoning survives its tool calls without anything stored at OpenAI.
+- Other items (web search, reasoning without encrypted content) and events are the API's own
+  business here.
 
 As for the other parsers: usage and the finish are reported once, at the end; a finish after an
 error is dropped; a function call still open when the stream is cut off is dropped.
@@ -26,6 +31,7 @@ from tokengauge.upstream.events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
     as_dict,
@@ -119,6 +125,8 @@ class ResponsesStreamParser:
             )
 
     def _item_done(self, item: dict[str, Any]) -> list[StreamEvent]:
+        if item.get("type") == "reasoning":
+            return _reasoning(item)
         if item.get("type") != "function_call":
             return []
         call = self._calls.pop(str(item.get("id")), None) or _Call("", "")
@@ -160,3 +168,11 @@ class ResponsesStreamParser:
     def _fail(self, error: StreamError) -> list[StreamEvent]:
         self._failed = True
         return [error]
+
+
+def _reasoning(item: dict[str, Any]) -> list[StreamEvent]:
+    """A finished reasoning item as the block to send back (none without encrypted content)."""
+    item_id, encrypted = item.get("id"), item.get("encrypted_content")
+    if isinstance(item_id, str) and item_id and isinstance(encrypted, str) and encrypted:
+        return [ThinkingBlock(item_id=item_id, encrypted=encrypted)]
+    return []

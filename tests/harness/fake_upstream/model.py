@@ -325,18 +325,27 @@ def _messages(body: Mapping[str, Any], dialect: str) -> list[Mapping[str, Any]]:
 
 
 def _message_texts(body: Mapping[str, Any], dialect: str) -> list[list[str | int]]:
-    return [list(_pieces(m, dialect)) for m in _messages(body, dialect)]
+    """Each message's pieces; as the APIs count, thinking of turns before the last user turn is
+    not counted (stripped), the current turn's is."""
+    messages = _messages(body, dialect)
+    turn = next(
+        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i], dialect)), 0
+    )
+    return [list(_pieces(m, dialect, thinking=i > turn)) for i, m in enumerate(messages)]
 
 
 def _piece_tokens(piece: str | int, behavior: ModelBehavior) -> int:
     return behavior.image_tokens if isinstance(piece, int) else tokens(piece, behavior.encoding)
 
 
-def _pieces(message: Mapping[str, Any], dialect: str) -> Iterable[str | int]:
-    """Texts to count (ints are fixed costs: images) of one message."""
+def _pieces(
+    message: Mapping[str, Any], dialect: str, *, thinking: bool = True
+) -> Iterable[str | int]:
+    """Texts to count (ints are fixed costs: images) of one message (`thinking`: its thinking
+    blocks with them)."""
     if isinstance(message.get("name"), str):
         yield message["name"]
-    yield from _content(message.get("content"))
+    yield from _content(message.get("content"), thinking=thinking)
     for call in message.get("tool_calls") or []:
         function = (call.get("function") or {}) if isinstance(call, Mapping) else {}
         yield str(function.get("name", ""))
@@ -344,7 +353,7 @@ def _pieces(message: Mapping[str, Any], dialect: str) -> Iterable[str | int]:
         yield args if isinstance(args, str) else json.dumps(args)
 
 
-def _content(content: object) -> Iterable[str | int]:
+def _content(content: object, *, thinking: bool = True) -> Iterable[str | int]:
     if isinstance(content, str):
         yield content
         return
@@ -356,8 +365,9 @@ def _content(content: object) -> Iterable[str | int]:
         kind = part.get("type")
         if kind == "text":
             yield str(part.get("text", ""))
-        elif kind == "thinking":
-            yield str(part.get("thinking", ""))
+        elif kind in ("thinking", "redacted_thinking"):
+            if thinking:
+                yield str(part["thinking"]) if kind == "thinking" else json.dumps(part)
         elif kind in ("image", "image_url"):
             yield 0  # an image: costs ModelBehavior.image_tokens
         elif kind == "tool_use":

@@ -22,7 +22,12 @@ from tests.harness.fake_upstream.model import (
     unauthorized_body,
 )
 from tests.harness.fake_upstream.records import RecordedRequest
-from tests.harness.fake_upstream.responses import as_chat, input_error, responses_events
+from tests.harness.fake_upstream.responses import (
+    as_chat,
+    input_error,
+    responses_events,
+    wants_reasoning,
+)
 from tests.harness.fake_upstream.sse import (
     Usage,
     anthropic_events,
@@ -127,8 +132,9 @@ async def _model(
     if behavior.listed_only and body.get("model") not in {m.id for m in up.config.models}:
         return _json(404, no_such_model_body(dialect, str(body.get("model")), rid))
     refused = thinking_error(body) if dialect == "anthropic" else None
+    reasoning = record.route == "responses" and wants_reasoning(body)
     if record.route == "responses":
-        refused = input_error(body)
+        refused = input_error(body, up.reasoning_by_call)
         body = as_chat(body)  # counted, planned and answered as the request it amounts to
     if refused is not None:
         return _json(400, _invalid(dialect, refused, rid))
@@ -152,7 +158,9 @@ async def _model(
         return web.json_response(build(plan, usage, model, record.id), headers=headers)
     rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
     if record.route == "responses":
-        events = responses_events(plan, usage, model, record.id)
+        events = responses_events(plan, usage, model, record.id, reasoning=reasoning)
+        if reasoning and plan.thinking and plan.tool_name:
+            up.reasoning_by_call[f"call_test{record.id:06d}"] = f"rs_test{record.id:06d}"
     elif dialect == "openai":
         events = openai_events(plan, usage, body, model, record.id)
     else:

@@ -51,6 +51,7 @@ class Upstream:
         self.config = config or UpstreamConfig()
         self.initial_config = copy.deepcopy(self.config)
         self.requests: list[RecordedRequest] = []
+        self.reasoning_by_call: dict[str, str] = {}  # Responses call id → its reasoning item's id
         self._queue = [copy.deepcopy(item) for item in self.config.script]
         self._port = port
         self._next_id = 1

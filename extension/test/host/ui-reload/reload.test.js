@@ -30,9 +30,12 @@ describe('the window reloaded', function () {
     });
 
     it('shows the last conversation request in the status bar, from the ledger', async () => {
+        let last;
         const shown = await until('the ledger\'s status', async () => {
-            const status = api().statusShown();
-            return /\d+%/.test(status.text) && status;
+            last = api().statusShown();
+            return /\d+%/.test(last.text) && last;
+        }).catch((error) => {
+            throw new Error(`${error.message}; the status bar said ${JSON.stringify(last)}`);
         });
         assert.match(shown.text, /^\$\(pulse\) [\d.]+k? \/ [\d.]+k · \d+%$/);
         await ui([{ shot: 'status-bar-after-reload' }]);

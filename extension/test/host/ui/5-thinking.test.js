@@ -6,18 +6,13 @@
 'use strict';
 const assert = require('assert');
 const vscode = require('vscode');
-const { configure, listed } = require('../support');
+const { agentReady, configure, control, listed } = require('../support');
 
 const UPSTREAM = process.env.TG_UPSTREAM;
 const KEY = process.env.TG_UI_KEY;
 const MODEL = 'claude-sonnet-4-5';
 const THOUGHT = 'The user wants parser.py read before anything else; one read_file call will do.';
 
-async function control(path, body) {
-    const response = await fetch(`${UPSTREAM}/_control/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
-    assert.ok(response.ok, `upstream ${path}: ${response.status}`);
-    return response.json();
-}
 
 describe('extended thinking survives a tool call in the Copilot agent', function () {
     this.timeout(180000);
@@ -36,13 +31,7 @@ describe('extended thinking survives a tool call in the Copilot agent', function
         );
         await vscode.commands.executeCommand('tokenGauge.setApiKey', 'anthropic-test', KEY);
         await listed(MODEL);
-        const workspace = vscode.workspace.workspaceFolders[0].uri;
-        file = vscode.Uri.joinPath(workspace, 'parser.py');
-        await vscode.workspace.fs.writeFile(file, Buffer.from('def parse(text):\n    return text.split()\n', 'utf8'));
-        // Copilot sets its agent up on a first request (as the Copilot suite's warm-up does).
-        await vscode.commands.executeCommand('workbench.action.chat.open', {
-            query: 'hello', mode: 'ask', modelSelector: { vendor: 'tokengauge', id: MODEL }, blockOnResponse: true,
-        }).then(undefined, () => undefined);
+        file = await agentReady(MODEL);
         since = (await control('requests?route=messages')).requests.reduce((last, r) => Math.max(last, r.id), 0);
     });
 

@@ -1,0 +1,88 @@
+/**
+ * A model's options in VS Code's model picker: the `configurationSchema` VS Code 1.139 reads from a
+ * model's information (a proposed field: older hosts ignore it) and the pick it hands back with
+ * each request as `modelConfiguration`. Offered for models of Manage Models providers, whose picks
+ * VS Code keeps in that provider's group; the settings' models take `tokenGauge.models[].options`.
+ */
+
+import { Choice, ModelChoices } from './protocol';
+
+/** One property of the schema, in the shape VS Code's own Copilot models use. */
+interface SchemaProperty {
+    type: 'string' | 'number';
+    title: string;
+    enum: (string | number)[];
+    enumItemLabels: string[];
+    enumDescriptions?: string[];
+    default: string | number;
+    group: 'navigation' | 'tokens';
+}
+
+export interface ConfigurationSchema {
+    properties: Record<string, SchemaProperty>;
+}
+
+/** A token count as the picker shows it: 200K, 1M, 1.5M. */
+export function tokensLabel(tokens: number): string {
+    if (tokens >= 1_000_000) {
+        const millions = Math.floor((tokens / 1_000_000) * 10) / 10;
+        return `${Number.isInteger(millions) ? millions.toFixed(0) : millions.toFixed(1)}M`;
+    }
+    return tokens >= 1_000 ? `${Math.round(tokens / 1_000)}K` : String(tokens);
+}
+
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+function property<T extends string | number>(
+    choice: Choice<T>,
+    type: SchemaProperty['type'],
+    title: string,
+    label: (value: T) => string,
+    group: SchemaProperty['group'] = 'navigation',
+): SchemaProperty {
+    return { type, title, enum: choice.values, enumItemLabels: choice.values.map(label), default: choice.default, group };
+}
+
+/** The schema for a model's choices; undefined when it has none. */
+export function configurationSchema(choices: ModelChoices | undefined): ConfigurationSchema | undefined {
+    const properties: Record<string, SchemaProperty> = {};
+    if (choices?.reasoningEffort) {
+        properties.reasoningEffort = property(choices.reasoningEffort, 'string', 'Thinking Effort', capitalized);
+    }
+    if (choices?.thinkingBudget) {
+        properties.thinkingBudget = property(choices.thinkingBudget, 'number', 'Thinking Budget', (tokens) =>
+            tokens === 0 ? 'Off' : `${tokensLabel(tokens)} tokens`,
+        );
+    }
+    if (choices?.contextSize) {
+        const size = property(choices.contextSize, 'number', 'Context Size', tokensLabel, 'tokens');
+        const largest = Math.max(...choices.contextSize.values);
+        size.enumDescriptions = choices.contextSize.values.map((tokens) =>
+            tokens < largest ? 'Less cost and latency; summarized sooner' : "The model's whole window",
+        );
+        properties.contextSize = size;
+    }
+    return Object.keys(properties).length ? { properties } : undefined;
+}
+
+/**
+ * The request's model options with the picker's choice for this model: what the person picked
+ * (VS Code passes the schema's defaults too) goes over what the caller set.
+ */
+export function withPicked(
+    modelOptions: Record<string, unknown>,
+    picked: unknown,
+    choices: ModelChoices | undefined,
+): Record<string, unknown> {
+    if (typeof picked !== 'object' || picked === null || !choices) {
+        return modelOptions;
+    }
+    const chosen: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(picked as Record<string, unknown>)) {
+        const choice = (choices as Record<string, Choice<unknown> | undefined>)[name];
+        if (choice?.values.includes(value)) {
+            chosen[name] = value;
+        }
+    }
+    return { ...modelOptions, ...chosen };
+}

@@ -1,0 +1,47 @@
+"""The options a person may pick for a model in VS Code's model picker (its `configurationSchema`).
+
+- a reasoning effort, for OpenAI reasoning models (GPT-5, the o-series, gpt-oss) over either
+  OpenAI dialect;
+- a thinking budget, for Anthropic models with extended thinking (Claude 3.7 and 4 on);
+- a context size, for models whose window is larger than the common 200k tier: a smaller window
+  keeps cost and latency down, and then is the window everything else uses (`ContextSizes`).
+
+Each default is what the model's settings (`tokenGauge.models[].options`) already ask for.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from tokengauge.models.catalog import ModelSpec
+from tokengauge.protocol import Choice, ModelChoices
+from tokengauge.upstream.options import REASONING_EFFORTS
+
+SMALL_CONTEXT: Final = 200_000
+THINKING_BUDGETS: Final = (0, 4_096, 16_384, 32_768)
+_REASONING_FAMILIES: Final = re.compile(r"^(gpt-5(?!.*-chat)|o[134]\b|gpt-oss)")
+_THINKING_FAMILIES: Final = re.compile(r"^claude-(3[.-]7|(sonnet|opus|haiku)-4)")
+
+
+def model_choices(model: ModelSpec) -> ModelChoices | None:
+    """The picker's options for a model; None when it has none."""
+    dialect, family = model.provider.dialect, model.family.lower()
+    effort = budget = size = None
+    if dialect in ("openai", "responses") and _REASONING_FAMILIES.match(family):
+        efforts = REASONING_EFFORTS if family.startswith("gpt-5") else REASONING_EFFORTS[1:]
+        chosen = _option(model, "reasoningEffort", "reasoning_effort")
+        effort = Choice(list(efforts), chosen if chosen in efforts else "medium")
+    if dialect == "anthropic" and _THINKING_FAMILIES.match(family):
+        budgets = [b for b in THINKING_BUDGETS if b < model.max_output_tokens]
+        chosen = _option(model, "thinkingBudget", "thinking_budget")
+        budget = Choice(budgets, chosen if chosen in budgets else 0)
+    if model.context_window > SMALL_CONTEXT:
+        size = Choice([SMALL_CONTEXT, model.context_window], model.context_window)
+    if effort is None and budget is None and size is None:
+        return None
+    return ModelChoices(effort, budget, size)
+
+
+def _option(model: ModelSpec, *names: str) -> object:
+    return next((model.options[n] for n in names if model.options.get(n) is not None), None)

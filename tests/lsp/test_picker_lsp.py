@@ -1,0 +1,96 @@
+"""The model picker's options end to end over LSP: the models say what may be picked, and a chat
+carrying a pick (VS Code hands it over as `modelConfiguration`; the extension puts it in the
+`modelOptions`) is sent with it; a smaller context size becomes the model's window at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest_lsp
+from pytest_lsp import LanguageClient
+
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.lsp import SERVER, call, initialize
+from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
+from tests.lsp.helpers import text_message
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    """The server with a 1M-token model and a reasoning model on the test upstream."""
+    async with running_upstream(UpstreamConfig()) as up:
+        lsp_client.upstream = up  # type: ignore[attr-defined]
+        lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
+        models = [
+            {"id": "gpt-4.1", "provider": "up-openai"},
+            {"id": "gpt-5", "provider": "up-openai", "options": {"reasoningEffort": "low"}},
+        ]
+        await initialize(
+            lsp_client, chat_options(str(tmp_path / "storage"), up.base_url, models=models)
+        )
+        yield
+        await lsp_client.shutdown_session()
+
+
+async def models(client: LanguageClient) -> dict[str, dict]:
+    return {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
+
+
+async def test_the_models_say_what_may_be_picked(client: LanguageClient):
+    listed = await models(client)
+    wide = listed["gpt-4.1"]["choices"]
+    assert wide == {
+        "contextSize": {
+            "values": [200_000, listed["gpt-4.1"]["contextWindow"]],
+            "default": listed["gpt-4.1"]["contextWindow"],
+        }
+    }
+    assert listed["gpt-5"]["choices"]["reasoningEffort"] == {
+        "values": ["minimal", "low", "medium", "high"],
+        "default": "low",  # the model's settings
+    }
+
+
+async def test_a_picked_effort_is_sent_and_a_smaller_context_becomes_the_window(
+    client: LanguageClient,
+):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    before = (await models(client))["gpt-4.1"]
+    await call(
+        client,
+        "tokenGauge/chat",
+        chat_params(
+            "gpt-5", [text_message("user", "hi")], modelOptions={"reasoningEffort": "high"}
+        ),
+    )
+    assert upstream.model_requests[-1].json["reasoning_effort"] == "high"
+    await call(
+        client,
+        "tokenGauge/chat",
+        chat_params("gpt-4.1", [text_message("user", "hi")], modelOptions={"contextSize": 200_000}),
+    )
+    body = upstream.model_requests[-1].json
+    assert "contextSize" not in body and "context_size" not in body  # never the API's business
+    assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
+    after = (await models(client))["gpt-4.1"]
+    assert after["contextWindow"] == 200_000 < before["contextWindow"]
+    assert after["maxInputTokens"] + after["maxOutputTokens"] == 200_000
+    # The same pick again changes nothing; the whole window again restores it.
+    await call(
+        client,
+        "tokenGauge/chat",
+        chat_params("gpt-4.1", [text_message("user", "hi")], modelOptions={"contextSize": 200_000}),
+    )
+    assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
+    await call(
+        client,
+        "tokenGauge/chat",
+        chat_params(
+            "gpt-4.1",
+            [text_message("user", "hi")],
+            modelOptions={"contextSize": before["contextWindow"]},
+        ),
+    )
+    assert client.part_log.models_changed == 2  # type: ignore[attr-defined]
+    assert (await models(client))["gpt-4.1"] == before

@@ -1,0 +1,58 @@
+"""The options VS Code's model picker may offer for a model, with their defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokengauge.models.catalog import resolve_model
+from tokengauge.protocol import Choice
+from tokengauge.settings import ModelSettings, ProviderSettings
+from tokengauge.upstream.choices import model_choices
+
+OPENAI = ProviderSettings(id="openai", dialect="openai")
+RESPONSES = ProviderSettings(id="gpt", dialect="responses")
+ANTHROPIC = ProviderSettings(id="claude", dialect="anthropic")
+
+
+def choices_of(model_id: str, provider: ProviderSettings, **settings: object):
+    spec = resolve_model(ModelSettings(id=model_id, provider=provider.id, **settings), provider)  # type: ignore[arg-type]
+    return model_choices(spec)
+
+
+@pytest.mark.parametrize("provider", [OPENAI, RESPONSES])
+def test_an_openai_reasoning_model_offers_its_efforts(provider: ProviderSettings):
+    gpt5 = choices_of("gpt-5", provider)
+    assert gpt5 is not None and gpt5.reasoning_effort == Choice(
+        ["minimal", "low", "medium", "high"], "medium"
+    )
+    o3 = choices_of("o3", provider)
+    assert o3 is not None and o3.reasoning_effort == Choice(["low", "medium", "high"], "medium")
+
+
+def test_a_models_settings_are_the_default_and_plain_models_offer_nothing():
+    high = choices_of("gpt-5", RESPONSES, options={"reasoningEffort": "high"})
+    assert high is not None and high.reasoning_effort is not None
+    assert high.reasoning_effort.default == "high"
+    assert choices_of("gpt-4o", OPENAI) is None
+    assert (
+        choices_of("gpt-5-chat", OPENAI) is None
+        or choices_of("gpt-5-chat", OPENAI).reasoning_effort is None
+    )  # type: ignore[union-attr]
+
+
+def test_claude_offers_thinking_budgets_below_its_output_cap():
+    sonnet = choices_of("claude-sonnet-4-5", ANTHROPIC, options={"thinkingBudget": 16384})
+    assert sonnet is not None and sonnet.thinking_budget is not None
+    assert sonnet.thinking_budget.values[0] == 0  # off
+    assert sonnet.thinking_budget.default == 16384
+    small = choices_of("claude-sonnet-4-5", ANTHROPIC, max_output_tokens=8192)
+    assert small is not None and small.thinking_budget == Choice([0, 4096], 0)
+    assert choices_of("claude-3-5-sonnet", ANTHROPIC) is None  # no extended thinking
+
+
+def test_a_window_over_200k_offers_the_smaller_tier():
+    wide = choices_of("gpt-4.1", OPENAI)
+    assert wide is not None and wide.context_size is not None
+    assert wide.context_size.values[0] == 200_000
+    assert wide.context_size.default == wide.context_size.values[1] > 200_000
+    assert wide.reasoning_effort is None
