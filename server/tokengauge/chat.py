@@ -3,9 +3,10 @@
 `ChatRunner.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP:
 parts, status, calibration and model changes leave through the callbacks of `ChatSink`. Before
 sending, a request whose calibrated estimate plus a useful output floor cannot fit the window is
-shrunk (`calibration.trim.shrink`) instead of sent; after an overflow error, once, the same with
-what the error taught. Retries happen only before the first part reached the user: error
-statuses back off as `upstream.retry` says, broken connections likewise for at most
+shrunk (`calibration.trim.shrink`) instead of sent; after an overflow error (an HTTP status, or
+an `error` event before any part of the answer), once, the same with what the error taught.
+Retries happen only before the first part reached the user: error statuses back off as
+`upstream.retry` says, broken connections likewise for at most
 `max_attempts` tries; `A + B > C` and output-cap errors are retried once at once with a
 `max_tokens` that fits. A failure is said in `upstream.explain`'s words; a "retrying" status is
 always followed, when the request ends, by a true one.
@@ -153,6 +154,15 @@ class _Chat:
         return brief(self.model.provider, self.url, failure)
 
 
+class _StreamOverflow(Exception):
+    """An overflow reported inside a stream before any part of the answer (OpenAI's Responses
+    API streams its overflow as an `error` event)."""
+
+    def __init__(self, error: ParsedError, body: str) -> None:
+        super().__init__(error.message)
+        self.error, self.body = error, body
+
+
 class ChatRunner:
     """Runs chats for one gauge over one HTTP client."""
 
@@ -286,6 +296,8 @@ class ChatRunner:
                 return self._finish(chat, progress)
             except HttpStatusError as exc:
                 await self._recover_from_status(chat, attempt, progress, exc)
+            except _StreamOverflow as exc:  # before any part: as an HTTP 400 would be
+                self._recover_from_overflow(chat, exc.error, None, exc.body)
             except (ConnectionFailed, StreamStalled) as exc:
                 if progress.parts or not self.retry.tries_left(attempt):
                     raise ChatError("connection", chat.explain(exc), chat.brief(exc)) from None
@@ -302,6 +314,22 @@ class ChatRunner:
         status = self.gauge.conversation_status() if severity != "error" else None
         self.sink.status(status or request_ended(chat.model.name, outcome, severity))
 
+    def _recover_from_overflow(
+        self, chat: _Chat, error: ParsedError, status: int | None, body: str
+    ) -> None:
+        """Learn from an overflow and fit the request to return and try again, once; else raise
+        the `ChatError` a person should see."""
+        fitted, taught = self._learn_overflow(chat, error, status, body)
+        if chat.resized or not (taught or fitted):
+            raise ChatError("overflow", _overflow_message(chat, error))
+        chat.resized = True
+        if fitted is not None:
+            chat.max_tokens = fitted
+            log.info("%s: input + max_tokens overflowed; retrying with %d", chat.model.id, fitted)
+        else:  # the input itself did not fit: shrink it with what the error taught, once
+            self._fit(chat)
+            log.info("%s: retrying with the request fitted to what the API counted", chat.model.id)
+
     async def _recover_from_status(
         self, chat: _Chat, attempt: int, progress: _Attempt, exc: HttpStatusError
     ) -> None:
@@ -311,20 +339,7 @@ class ChatRunner:
         if exc.refuses_key or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", chat.explain(exc), chat.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
-            fitted, taught = self._learn_overflow(chat, error, exc.status, body)
-            if chat.resized or not (taught or fitted):
-                raise ChatError("overflow", _overflow_message(chat, error))
-            chat.resized = True
-            if fitted is not None:
-                chat.max_tokens = fitted
-                log.info(
-                    "%s: input + max_tokens overflowed; retrying with %d", chat.model.id, fitted
-                )
-            else:  # the input itself did not fit: shrink it with what the error taught, once
-                self._fit(chat)
-                log.info(
-                    "%s: retrying with the request fitted to what the API counted", chat.model.id
-                )
+            self._recover_from_overflow(chat, error, exc.status, body)
             return
         if error.kind is ErrorKind.OUTPUT_LIMIT and error.limit_tokens and not chat.resized:
             chat.resized, chat.max_tokens = True, min(chat.max_tokens, error.limit_tokens)
@@ -379,6 +394,8 @@ class ChatRunner:
         elif isinstance(event, StreamError):
             body = chat.redact(event.body or event.message)
             error = parse_overflow_error(None, body)
+            if error.kind is ErrorKind.OVERFLOW and not progress.parts:
+                raise _StreamOverflow(error, body)
             if error.kind is ErrorKind.OVERFLOW:
                 self._learn_overflow(chat, error, None, body)
                 raise ChatError("overflow", _overflow_message(chat, error))

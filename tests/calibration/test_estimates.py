@@ -413,6 +413,25 @@ def test_input_plus_max_tokens_learns_the_true_input(gauge: Gauge, wire: Path):
     assert 143653 <= after <= math.ceil(143653 * 1.03)
 
 
+def test_an_overflow_without_numbers_far_below_the_window_learns_a_smaller_window(
+    gauge: Gauge, wire: Path
+):
+    """OpenAI's count-less overflow for a request of a few thousand tokens, where we believed in
+    128k: no counting error explains it, a smaller window does (90% of what was sent)."""
+    body = (wire / "error-openai-responses-context-length-exceeded-stream-event.json").read_text()
+    model = gauge.model("gpt-4o")
+    messages = conversation(size=150)
+    before = estimate_total(gauge, model.id, messages)
+    assert 4_096 / 0.9 < before < model.context_window / 8
+    result = gauge.record_error(RecordErrorParams(model.id, messages, body, None, TOOLS))
+    assert result.learned_limit == math.floor(before * 0.9)
+    assert gauge.max_input_tokens(model) < before
+    # A tiny request "overflowing" teaches no window that would refuse everything.
+    tiny = conversation(turns=1, size=5)
+    small = gauge.record_error(RecordErrorParams(model.id, tiny, body, None, TOOLS))
+    assert small.learned_limit is None
+
+
 def test_an_overflow_that_names_an_absurd_size_teaches_nothing(gauge: Gauge, wire: Path):
     """200,000 tokens for a request of a few thousand: not this request's size."""
     body = (wire / "error-anthropic-prompt-too-long.json").read_text()

@@ -209,3 +209,29 @@ async def test_a_continuation_without_its_reasoning_or_with_it_altered_is_refuse
         else:
             raise AssertionError(f"the strict upstream accepted {kept!r}")
         assert upstream.model_requests[-1].status == 400
+
+
+async def test_the_overflow_event_teaches_the_window(client: LanguageClient):
+    """The API's overflow arrives as a stream `error` event without counts, before any part of
+    the answer: a smaller window is learned from it (VS Code is told), and the request is fitted
+    to it and sent again at once, as after an HTTP 400."""
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    upstream.config.model.context_window = 8_000
+    before = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}["gpt-5"]
+    words = " ".join(f"line {i}: the parser reads tokens one by one." for i in range(800))
+    messages = [
+        text_message("user", words),
+        text_message("assistant", "It reads tokens."),
+        text_message("user", "Summarize."),
+    ]
+    params = chat_params("gpt-5", messages)
+    result = await call(client, "tokenGauge/chat", params)
+    first, second = upstream.model_requests
+    assert first.status == 200 and first.prompt_tokens > 8_000  # streamed, then the error event
+    assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
+    after = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}["gpt-5"]
+    assert after["contextWindow"] < first.prompt_tokens < before["contextWindow"]
+    # Sent again at once, fitted to the window learned: the answer arrives, nothing failed.
+    assert second.status == 200 and second.prompt_tokens <= 8_000 < first.prompt_tokens
+    assert result["finishReason"] == "stop"
+    assert "".join(p["value"] for p in parts(client, params) if p["type"] == "text")

@@ -56,6 +56,12 @@ SIGMAS: Final = 1.5
 SPREAD_RANGE: Final = (0.5, 2.0)
 """A spread that gives messages less than half or more than twice their prediction is odd."""
 OVERFLOW_MARGIN: Final = 1.05
+NO_COUNT_SHRINK: Final = 0.9
+"""An overflow that names no number, of a request far smaller than the window we believed in:
+the API's window is below what was sent; it is taken as this share of it."""
+NO_COUNT_FLOOR: Final = 4_096
+"""…but never below this: a request smaller than any model's window that "overflows" says more
+about the server than about its window, and a window learned that small would refuse everything."""
 COPILOT_RATIO_PRIOR: Final = {False: 1.25, True: 1.05}
 """API tokens per token of Copilot's o200k count of messages, before any report: a Claude or an
 open model (tokenizer unknown, be careful), an OpenAI model (its own tokenizer)."""
@@ -304,7 +310,10 @@ class Calibration:
         `window` is the window we believed in when sending. The true input is the error's count,
         or the limit (else the window) plus the excess it names (at least one), and at least 5%
         more than we thought; when that is far above our count (the API's window is not the one
-        we believed in), just 5% more than we thought.
+        we believed in), just 5% more than we thought, and if the error names no number at all
+        (OpenAI's "Your input exceeds the context window of this model"), the window is learned
+        as 90% of what we counted (not below 4,096): no count error that large is believable, a
+        smaller window is.
         """
         if error.kind is not ErrorKind.OVERFLOW:
             return None
@@ -320,6 +329,11 @@ class Calibration:
             # Far above what we counted, the window was not the API's: learn only "more".
             plausible = above <= REJECT * estimate.total
             true_input = max(above, at_least) if plausible else at_least
+            if not plausible and limit is None and error.excess_tokens is None:
+                smaller = math.floor(estimate.total * NO_COUNT_SHRINK)
+                if NO_COUNT_FLOOR <= smaller < (self.learned_limit(model.id) or window):
+                    self.ledger.set_limit(model.id, smaller)
+                    new_limit = smaller
         learned = self._learn(
             model, estimate, true_input, force=True, copilot_messages=copilot_messages
         )

@@ -25,6 +25,7 @@ from tests.harness.fake_upstream.records import RecordedRequest
 from tests.harness.fake_upstream.responses import (
     as_chat,
     input_error,
+    overflow_events,
     responses_events,
     wants_reasoning,
 )
@@ -143,6 +144,17 @@ async def _model(
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
     model = behavior.response_model or str(body.get("model") or "test-model")
     error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
+    if error is not None and record.route == "responses":
+        return await send_stream(
+            request,
+            record,
+            status=200,
+            headers={**_ok_headers(dialect, rid), "Content-Type": SSE},
+            events=overflow_events(model, record.id),
+            chunking=up.config.chunking,
+            rng=random.Random(f"{up.config.chunking.seed}:{record.id}"),
+            fault=item.fault,
+        )
     if error is not None:
         return _json(400, error)
     if item.status and item.status >= 400:

@@ -10,7 +10,8 @@ captures do (`response.created`, output items, text and function-call argument d
 `include: ["reasoning.encrypted_content"]`, starts with a reasoning item (its summary streamed,
 its encrypted content bound to its id here, opaque at OpenAI). A reasoning item sent back counts
 as the reasoning it holds when it is of the current turn (after the last user message), as
-nothing when older: the API drops earlier turns' reasoning.
+nothing when older: the API drops earlier turns' reasoning. A request too large for the window is
+answered as the API streams it: `response.created`, then an `error` event with no token counts.
 
 Stricter than the API in one way, so that a client dropping reasoning cannot pass: a function call
 this upstream made after a reasoning item needs that item before it when it is sent back. (The
@@ -28,6 +29,7 @@ from typing import Any
 
 from tests.harness.fake_upstream.model import ReplyPlan, fragments, pieces_of
 from tests.harness.fake_upstream.sse import Usage
+from tests.harness.fake_upstream.wire import load
 
 NO_CALL = "No tool call found for function call output with call_id {call_id}."
 NOT_VERIFIED = (
@@ -214,3 +216,19 @@ def responses_events(
     finished = {**response, "status": "completed", "output": output, "usage": totals}
     events.append(event("response.completed", {"response": finished}))
     return events
+
+
+def overflow_events(model: str, serial: int) -> list[bytes]:
+    """A streamed request too large for the window, as the API answers it: `response.created`,
+    then the `error` event of `error-openai-responses-context-length-exceeded-stream-event.json`
+    (no token counts in it)."""
+    created = {
+        "type": "response.created",
+        "sequence_number": 0,
+        "response": {"id": f"resp_test{serial:06d}", "object": "response", "model": model},
+    }
+    error = load("error-openai-responses-context-length-exceeded-stream-event.json").data.strip()
+    return [
+        f"event: response.created\ndata: {json.dumps(created)}\n\n".encode(),
+        b"event: error\ndata: " + error + b"\n\n",
+    ]
