@@ -419,6 +419,15 @@ INLINE = [
         (OVERFLOW, 300000, 262144, None),
         id="moonshot",
     ),
+    # GPT-5's input cap, as a user pasted it (cline/cline issue #5474).
+    pytest.param(
+        400,
+        '{"error":{"message":"Input tokens exceed the configured limit of 272000 tokens. Your '
+        'messages resulted in 289650 tokens. Please reduce the length of the messages.",'
+        '"type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}',
+        (OVERFLOW, 289650, 272000, None),
+        id="openai-gpt-5-input-cap",
+    ),
 ]
 
 # Overflows that give no numbers, or only how far the request went over (issue 11, item 9).

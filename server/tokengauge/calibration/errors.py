@@ -102,6 +102,9 @@ _OVERFLOW_SHAPES = (
     ),
     # Moonshot (Kimi): "Your request exceeded model token limit: 2097152 (requested: 2306631)"
     _rx(rf"exceeded model token limit:\s*{_LIM}\s*\(requested:\s*{_IN}\s*\)"),
+    # OpenAI GPT-5 (its 272k input cap inside the 400k window): "Input tokens exceed the
+    # configured limit of 272000 tokens. Your messages resulted in 289650 tokens."
+    _rx(rf"exceed the configured limit of\s*{_LIM}\s*tokens"),
 )
 
 # Requested output above the model's output cap (not an overflow). Groups: output, limit.
