@@ -52,18 +52,4 @@ async function control(path, body) {
     return response.json();
 }
 
-/**
- * A workspace file for Copilot's agent to read (`parser.py`), and the agent set up with `model` on
- * a first request (as the Copilot suite's warm-up does); the file's URI.
- */
-async function agentReady(model) {
-    const vscode = require('vscode');
-    const file = vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, 'parser.py');
-    await vscode.workspace.fs.writeFile(file, Buffer.from('def parse(text):\n    return text.split()\n', 'utf8'));
-    await vscode.commands.executeCommand('workbench.action.chat.open', {
-        query: 'hello', mode: 'ask', modelSelector: { vendor: 'tokengauge', id: model }, blockOnResponse: true,
-    }).then(undefined, () => undefined);
-    return file;
-}
-
-module.exports = { sleep, until, closedPort, configure, listed, control, agentReady };
+module.exports = { sleep, until, closedPort, configure, listed, control };
