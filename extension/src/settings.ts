@@ -21,6 +21,8 @@ export interface ModelSetting {
     reservedOutputTokens?: number;
     /** Options of every request to the model unless it sets them (`thinkingBudget`, `reasoningEffort`, …). */
     options?: Record<string, unknown>;
+    /** How much of each tool's documentation requests carry (`full`, `progressive`, `minimal`). */
+    toolDocs?: 'full' | 'progressive' | 'minimal';
     pricing?: {
         inputPerMTok: number;
         outputPerMTok: number;

@@ -29,7 +29,7 @@ from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
 from tokengauge.gauge import Gauge
-from tokengauge.messages import InvalidInput, Message, Usage
+from tokengauge.messages import InvalidInput, Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import (
     ChatParams,
@@ -65,6 +65,7 @@ from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import redact
 from tokengauge.upstream.retry import RetryPolicy
+from tokengauge.upstream.tool_docs import tools_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,8 @@ class _Chat:
     """Where the request goes."""
     messages: list[Message]
     """What is sent: the request's messages, trimmed if they could not fit."""
+    tools: list[Tool]
+    """What is sent: the request's tools, in the form the model's `toolDocs` asks for."""
     estimate: RequestEstimate
     max_tokens: int
     trimmed: Trimmed
@@ -195,6 +198,7 @@ class ChatRunner:
         ):
             self.sink.models_changed()  # its window changed: VS Code asks for the models again
         dialect = dialect_for(model)
+        tools = tools_as_sent(params.tools, params.messages, model.tool_docs)
         chat = _Chat(
             params=params,
             model=model,
@@ -203,7 +207,8 @@ class ChatRunner:
             api_key=params.credentials.api_key if params.credentials else None,
             url=dialect.url(model.provider.base_url),
             messages=params.messages,
-            estimate=self.gauge.estimate(model, params.messages, params.tools),
+            tools=tools,
+            estimate=self.gauge.estimate(model, params.messages, tools),
             max_tokens=1,
             trimmed=Trimmed(params.messages),
         )
@@ -221,7 +226,7 @@ class ChatRunner:
         target = budget.input_target(model, limit)
 
         def estimate(messages: Sequence[Message]) -> RequestEstimate:
-            return self.gauge.estimate(model, messages, params.tools)
+            return self.gauge.estimate(model, messages, chat.tools)
 
         try:
             trimmed = shrink(capped.messages, truncator, estimate, target)
@@ -271,7 +276,7 @@ class ChatRunner:
             self.gauge.log_request(
                 chat.model,
                 chat.messages,
-                chat.params.tools,
+                chat.tools,
                 chat.estimate,
                 outcome,
                 usage=chat.usage,
@@ -352,8 +357,8 @@ class ChatRunner:
         await self._wait(chat, attempt, chat.brief(exc), exc.retry_after)
 
     async def _stream(self, chat: _Chat, progress: _Attempt) -> None:
-        model, params = chat.model, chat.params
-        body = chat.dialect.body(model, chat.messages, params.tools, chat.options, chat.max_tokens)
+        model = chat.model
+        body = chat.dialect.body(model, chat.messages, chat.tools, chat.options, chat.max_tokens)
         url = chat.url
         headers = provider_headers(model.provider, chat.api_key)
         parser = chat.dialect.parser()
@@ -362,7 +367,7 @@ class ChatRunner:
             model.id,
             url,
             len(chat.messages),
-            len(params.tools),
+            len(chat.tools),
             chat.max_tokens,
         )
         async with open_sse(self.client, url, headers, body) as events:
@@ -414,7 +419,7 @@ class ChatRunner:
         else:
             chat.usage = usage
             self.gauge.record_usage(
-                RecordUsageParams(model.id, chat.messages, usage, params.tools),
+                RecordUsageParams(model.id, chat.messages, usage, chat.tools),
                 estimate,
                 log_request=False,
             )
@@ -449,10 +454,9 @@ class ChatRunner:
     ) -> tuple[int | None, bool]:
         """Learn from an overflow: a `max_tokens` that fits if only the output overflowed, and
         whether the error taught anything (a limit, or the request's size)."""
-        params = chat.params
         epoch = self.gauge.epoch
         result = self.gauge.record_error(
-            RecordErrorParams(chat.model.id, chat.messages, body, status, params.tools),
+            RecordErrorParams(chat.model.id, chat.messages, body, status, chat.tools),
             chat.estimate,
             log_request=False,
         )

@@ -30,6 +30,7 @@ MIN_TOOL_RESULT_TOKENS: Final = 256
 
 Dialect = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
+ToolDocs = Literal["full", "progressive", "minimal"]
 
 
 @attrs.frozen
@@ -96,6 +97,8 @@ class ModelSettings:
     options: dict[str, Any] = attrs.field(factory=dict, hash=False)
     """Model options sent with every request unless the request sets them (`thinkingBudget`,
     `reasoningEffort`, `temperature`, …: `modelOptions`' keys)."""
+    tool_docs: ToolDocs = "full"
+    """How much of each tool's documentation requests carry (`upstream.tool_docs`)."""
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (

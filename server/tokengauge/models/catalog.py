@@ -21,7 +21,7 @@ from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
 from tokengauge.models.known import KnownModel, display_name, lookup_known_model
 from tokengauge.models.prices import known_pricing
-from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
+from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings, ToolDocs
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,8 @@ class ModelSpec:
     known: bool = True
     options: dict[str, Any] = attrs.field(factory=dict, hash=False)
     """Model options of settings: every request's, unless it sets them."""
+    tool_docs: ToolDocs = "full"
+    """How much of each tool's documentation requests carry."""
 
     @property
     def encoding(self) -> str:
@@ -173,6 +175,7 @@ def resolve_model(
         or known_pricing(config.id),
         known=known is not None,
         options=config.options,
+        tool_docs=config.tool_docs,
     )
 
 

@@ -1,0 +1,84 @@
+"""How much of each tool's documentation a request carries (`tokenGauge.models[].toolDocs`).
+
+- `full`: the tools as the caller gave them.
+- `minimal`: each tool's name, the first sentence of its description, and its input schema without
+  annotations (`description`, `title`, `examples`, `default`, …, at every depth). Names, types,
+  enums, nesting, `$ref`s and which parameters are required stay as they were, so a call valid
+  against the real schema is valid against this one and the other way round.
+- `progressive`: the minimal form for a tool the conversation has not called yet; the full form
+  once it holds a call to the tool (an error result, Copilot's "ERROR while calling tool: …",
+  follows a call, so a tool that failed is always shown whole), so the model reads the whole
+  documentation where it uses it. A summary that drops the calls makes a tool minimal again.
+
+No tool is ever left out or renamed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+
+from tokengauge.messages import Message, Tool, ToolCallPart
+from tokengauge.settings import ToolDocs
+
+ANNOTATIONS: Final = frozenset(
+    {"description", "title", "examples", "default", "markdownDescription", "$comment", "deprecated"}
+)
+"""JSON Schema keywords that document and never validate."""
+_PROPERTY_MAPS: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def minimal_schema(schema: Any) -> Any:
+    """A JSON schema without its annotations, at every depth (a property named like an
+    annotation keyword stays: it is a name, not a keyword)."""
+    if isinstance(schema, list):
+        return [minimal_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ANNOTATIONS:
+            continue
+        if key in _PROPERTY_MAPS and isinstance(value, dict):
+            kept[key] = {name: minimal_schema(sub) for name, sub in value.items()}
+        else:
+            kept[key] = minimal_schema(value)
+    return kept
+
+
+def first_sentence(text: str) -> str:
+    """The description's first sentence (or line)."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
+
+
+def minimal_tool(tool: Tool) -> Tool:
+    """A tool's minimal signature."""
+    return attrs.evolve(
+        tool,
+        description=first_sentence(tool.description),
+        input_schema=minimal_schema(tool.input_schema),
+    )
+
+
+def tools_as_sent(tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs) -> list[Tool]:
+    """The tools in the form `docs` asks for, given the conversation so far."""
+    if docs == "full":
+        return list(tools)
+    full = _in_use(messages) if docs == "progressive" else set()
+    return [tool if tool.name in full else minimal_tool(tool) for tool in tools]
+
+
+def _in_use(messages: Sequence[Message]) -> set[str]:
+    """The tools the conversation holds a call to."""
+    return {
+        part.name
+        for message in messages
+        for part in message.content
+        if isinstance(part, ToolCallPart)
+    }

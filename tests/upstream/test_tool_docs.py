@@ -1,0 +1,169 @@
+"""Tool documentation tiers: the minimal signature keeps everything that validates (names, types,
+enums, nesting, `$ref`s, required parameters) and drops what only documents; progressive shows a
+tool whole once the conversation holds a call to it. On Copilot's real tool set as well."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.request import tool_json
+from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.upstream.tool_docs import (
+    ANNOTATIONS,
+    first_sentence,
+    minimal_schema,
+    minimal_tool,
+    tools_as_sent,
+)
+
+COPILOT_TOOLS = Path(__file__).parents[2] / "bench" / "data" / "copilot-host-common.json.gz"
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "Edit",
+    "description": "What to edit.",
+    "properties": {
+        "path": {"type": "string", "description": "The file.", "examples": ["a.py"]},
+        "mode": {"type": "string", "enum": ["replace", "insert"], "default": "replace"},
+        "edits": {
+            "type": "array",
+            "description": "The edits.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "line": {"type": "integer", "minimum": 1, "description": "1-based."},
+                    "text": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "T"},
+                },
+                "required": ["line"],
+            },
+        },
+        "target": {"$ref": "#/$defs/target"},
+        # A parameter whose name is a keyword: a name, kept.
+        "description": {"type": "string", "description": "The commit message."},
+    },
+    "required": ["path", "edits"],
+    "$defs": {
+        "target": {
+            "type": "object",
+            "description": "Where.",
+            "properties": {"symbol": {"type": "string", "$comment": "x"}},
+            "additionalProperties": False,
+        }
+    },
+}
+
+
+def keywords(schema: Any) -> set[str]:
+    """Every keyword used anywhere in a schema (property names left out)."""
+    if isinstance(schema, list):
+        return set().union(*(keywords(s) for s in schema)) if schema else set()
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key, value in schema.items():
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            found |= set().union(*(keywords(v) for v in value.values())) if value else set()
+        else:
+            found |= keywords(value)
+    return found
+
+
+def test_the_minimal_schema_keeps_what_validates_and_drops_what_documents():
+    minimal = minimal_schema(SCHEMA)
+    assert minimal == {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "mode": {"type": "string", "enum": ["replace", "insert"]},
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "line": {"type": "integer", "minimum": 1},
+                        "text": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    },
+                    "required": ["line"],
+                },
+            },
+            "target": {"$ref": "#/$defs/target"},
+            "description": {"type": "string"},
+        },
+        "required": ["path", "edits"],
+        "$defs": {
+            "target": {
+                "type": "object",
+                "properties": {"symbol": {"type": "string"}},
+                "additionalProperties": False,
+            }
+        },
+    }
+    assert not keywords(minimal) & ANNOTATIONS
+    assert keywords(minimal) == keywords(SCHEMA) - ANNOTATIONS
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("Read a file. Lines are 1-based.", "Read a file."),
+        ("Run a command\nin a terminal.", "Run a command"),
+        ("Use v1.2 of the API! Then stop.", "Use v1.2 of the API!"),
+        ("No full stop", "No full stop"),
+        ("", ""),
+    ],
+)
+def test_the_first_sentence(text: str, first: str):
+    assert first_sentence(text) == first
+
+
+CALL = ToolCallPart("c1", "read_file", {"path": "a.py"})
+TOOLS = [
+    Tool("read_file", "Read a file. Lines are 1-based.", SCHEMA),
+    Tool("run", "Run a command. In a shell.", {"type": "object", "properties": {}}),
+]
+
+
+def conversation(*parts: Any) -> list[Message]:
+    return [Message("user", [TextPart("Fix a.py")]), Message("assistant", list(parts))]
+
+
+def test_full_sends_the_tools_as_given_and_minimal_never_more():
+    assert tools_as_sent(TOOLS, conversation(CALL), "full") == TOOLS
+    assert tools_as_sent(TOOLS, conversation(CALL), "minimal") == [minimal_tool(t) for t in TOOLS]
+
+
+def test_progressive_shows_a_tool_whole_once_called():
+    before = tools_as_sent(TOOLS, conversation(), "progressive")
+    assert before == [minimal_tool(t) for t in TOOLS]
+    called = conversation(CALL)
+    failed = [
+        *called,
+        Message("user", [ToolResultPart("c1", [TextPart("ERROR while calling tool: no")])]),
+    ]
+    for messages in (called, failed):
+        after = tools_as_sent(TOOLS, messages, "progressive")
+        assert after == [TOOLS[0], minimal_tool(TOOLS[1])]
+    assert [t.name for t in before] == [t.name for t in TOOLS]  # none left out, none renamed
+
+
+def test_copilots_real_tools_keep_their_names_and_required_and_shrink():
+    raw = json.loads(gzip.decompress(COPILOT_TOOLS.read_bytes()))["tools"]
+    tools = [Tool(t["name"], t.get("description", ""), t.get("inputSchema")) for t in raw]
+    minimal = [minimal_tool(t) for t in tools]
+    for full, small in zip(tools, minimal, strict=True):
+        assert small.name == full.name
+        schema, kept = full.input_schema or {}, small.input_schema or {}
+        assert kept.get("required") == schema.get("required")
+        assert set(kept.get("properties", {})) == set(schema.get("properties", {}))
+        assert keywords(kept) == keywords(schema) - ANNOTATIONS
+    encoding = EncodingRegistry().get("o200k_base")
+    before = sum(len(encoding.encode(tool_json(t))) for t in tools)
+    after = sum(len(encoding.encode(tool_json(t))) for t in minimal)
+    print(f"\nCopilot's {len(tools)} tools: {before} tokens whole, {after} minimal")
+    assert after < before / 2
