@@ -204,6 +204,9 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
     [small] = gauge.models()
     assert small.context_window == 200_000
     assert small.max_input_tokens + small.max_output_tokens == 200_000
+    listed = compact(full.context_window)
+    assert f"200k-token window (picked in the model's options; {listed} listed)" in small.tooltip
+    assert "errors" not in small.tooltip
     assert gauge.max_input_tokens(model) == small.max_input_tokens < full.max_input_tokens
     report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
     assert gauge.status().text == "$(pulse) 100k / 200k · 50%"

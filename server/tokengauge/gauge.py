@@ -212,7 +212,10 @@ class Gauge:
         shown = f"{compact(window)}-token window"
         if limit is not None and limit < model.context_window:
             listed = compact(model.context_window)
-            shown += f" (smaller than the {listed} listed: the provider's errors showed it)"
+            if limit == self.context_sizes.limit(model):
+                shown += f" (picked in the model's options; {listed} listed)"
+            else:
+                shown += f" (smaller than the {listed} listed: the provider's errors showed it)"
         tooltip = (
             f"{model.name} via {model.provider.id} · {shown}, "
             f"up to {compact(model.max_output_tokens)} output tokens"
