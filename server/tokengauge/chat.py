@@ -399,9 +399,9 @@ class ChatRunner:
         elif isinstance(event, StreamError):
             body = chat.redact(event.body or event.message)
             error = parse_overflow_error(None, body)
-            if error.kind is ErrorKind.OVERFLOW and not progress.parts:
-                raise _StreamOverflow(error, body)
             if error.kind is ErrorKind.OVERFLOW:
+                if not progress.parts:
+                    raise _StreamOverflow(error, body)
                 self._learn_overflow(chat, error, None, body)
                 raise ChatError("overflow", _overflow_message(chat, error))
             message = chat.redact(midstream(chat.model.provider, chat.url, event.message))

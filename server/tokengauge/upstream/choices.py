@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import Choice, ModelChoices
-from tokengauge.upstream.options import REASONING_EFFORTS
+from tokengauge.upstream.options import REASONING_EFFORTS, ChatOptions, parse_model_options
 
 SMALL_CONTEXT: Final = 200_000
 THINKING_BUDGETS: Final = (0, 4_096, 16_384, 32_768)
@@ -27,15 +28,16 @@ _THINKING_FAMILIES: Final = re.compile(r"^claude-(3[.-]7|(sonnet|opus|haiku)-4)"
 def model_choices(model: ModelSpec) -> ModelChoices | None:
     """The picker's options for a model; None when it has none."""
     dialect, family = model.provider.dialect, model.family.lower()
+    settings = _settings(model)
     effort = budget = size = None
     if dialect in ("openai", "responses") and _REASONING_FAMILIES.match(family):
         efforts = REASONING_EFFORTS if family.startswith("gpt-5") else REASONING_EFFORTS[1:]
-        chosen = _option(model, "reasoningEffort", "reasoning_effort")
+        chosen = settings.reasoning_effort
         effort = Choice(list(efforts), chosen if chosen in efforts else "medium")
     if dialect == "anthropic" and _THINKING_FAMILIES.match(family):
         budgets = [b for b in THINKING_BUDGETS if b < model.max_output_tokens]
-        chosen = _option(model, "thinkingBudget", "thinking_budget")
-        budget = Choice(budgets, chosen if chosen in budgets else 0)
+        chosen_budget = settings.thinking_budget
+        budget = Choice(budgets, chosen_budget if chosen_budget in budgets else 0)
     if model.context_window > SMALL_CONTEXT:
         size = Choice([SMALL_CONTEXT, model.context_window], model.context_window)
     if effort is None and budget is None and size is None:
@@ -43,5 +45,10 @@ def model_choices(model: ModelSpec) -> ModelChoices | None:
     return ModelChoices(effort, budget, size)
 
 
-def _option(model: ModelSpec, *names: str) -> object:
-    return next((model.options[n] for n in names if model.options.get(n) is not None), None)
+def _settings(model: ModelSpec) -> ChatOptions:
+    """The model's settings options as a chat reads them (none when they are invalid: the chat
+    says why)."""
+    try:
+        return parse_model_options(None, model.options)
+    except InvalidInput:
+        return ChatOptions()

@@ -256,9 +256,7 @@ def scripted_call(body: Mapping[str, Any], dialect: str) -> tuple[str, dict[str,
     made since. A later user message of another kind (a summarization instruction) ends the script.
     """
     messages = _messages(body, dialect)
-    turn = next(
-        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i], dialect)), None
-    )
+    turn = _user_turn(messages, dialect)
     if turn is None:
         return None
     text = "".join(p for p in _pieces(messages[turn], dialect) if isinstance(p, str))
@@ -271,6 +269,13 @@ def scripted_call(body: Mapping[str, Any], dialect: str) -> tuple[str, dict[str,
         return None
     call = calls[made]
     return str(call["name"]), dict(call.get("arguments") or {})
+
+
+def _user_turn(messages: Sequence[Mapping[str, Any]], dialect: str) -> int | None:
+    """The index of the turn's user message (the last one not only tool results), if any."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i], dialect)), None
+    )
 
 
 def _is_user_turn(message: Mapping[str, Any], dialect: str) -> bool:
@@ -328,9 +333,7 @@ def _message_texts(body: Mapping[str, Any], dialect: str) -> list[list[str | int
     """Each message's pieces; as the APIs count, thinking of turns before the last user turn is
     not counted (stripped), the current turn's is."""
     messages = _messages(body, dialect)
-    turn = next(
-        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i], dialect)), 0
-    )
+    turn = _user_turn(messages, dialect) or 0
     return [list(_pieces(m, dialect, thinking=i > turn)) for i, m in enumerate(messages)]
 
 
