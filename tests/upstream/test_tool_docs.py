@@ -44,6 +44,8 @@ SCHEMA: dict[str, Any] = {
             },
         },
         "target": {"$ref": "#/$defs/target"},
+        # Values to match are data, whatever their keys.
+        "preset": {"const": {"title": "Fast", "description": "x"}},
         # A parameter whose name is a keyword: a name, kept.
         "description": {"type": "string", "description": "The commit message."},
     },
@@ -60,13 +62,16 @@ SCHEMA: dict[str, Any] = {
 
 
 def keywords(schema: Any) -> set[str]:
-    """Every keyword used anywhere in a schema (property names left out)."""
+    """Every keyword used anywhere in a schema (property names and `enum`/`const` data left
+    out)."""
     if isinstance(schema, list):
         return set().union(*(keywords(s) for s in schema)) if schema else set()
     if not isinstance(schema, dict):
         return set()
     found = set(schema)
     for key, value in schema.items():
+        if key in ("enum", "const"):
+            continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             found |= set().union(*(keywords(v) for v in value.values())) if value else set()
         else:
@@ -93,6 +98,7 @@ def test_the_minimal_schema_keeps_what_validates_and_drops_what_documents():
                 },
             },
             "target": {"$ref": "#/$defs/target"},
+            "preset": {"const": {"title": "Fast", "description": "x"}},
             "description": {"type": "string"},
         },
         "required": ["path", "edits"],

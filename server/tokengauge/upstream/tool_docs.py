@@ -31,12 +31,14 @@ ANNOTATIONS: Final = frozenset(
 _PROPERTY_MAPS: Final = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
+_VALUES: Final = frozenset({"enum", "const"})
+"""Keywords whose value is data to match, not a schema: kept as they are."""
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s|\n")
 
 
 def minimal_schema(schema: Any) -> Any:
     """A JSON schema without its annotations, at every depth (a property named like an
-    annotation keyword stays: it is a name, not a keyword)."""
+    annotation keyword stays: it is a name, not a keyword; `enum` and `const` values are data)."""
     if isinstance(schema, list):
         return [minimal_schema(item) for item in schema]
     if not isinstance(schema, dict):
@@ -45,7 +47,9 @@ def minimal_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key in ANNOTATIONS:
             continue
-        if key in _PROPERTY_MAPS and isinstance(value, dict):
+        if key in _VALUES:
+            kept[key] = value
+        elif key in _PROPERTY_MAPS and isinstance(value, dict):
             kept[key] = {name: minimal_schema(sub) for name, sub in value.items()}
         else:
             kept[key] = minimal_schema(value)
