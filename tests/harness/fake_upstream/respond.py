@@ -143,18 +143,25 @@ async def _model(
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
     model = behavior.response_model or str(body.get("model") or "test-model")
-    error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
-    if error is not None and record.route == "responses":
+    rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
+
+    async def stream(
+        events: list[bytes], headers: dict[str, str], status: int
+    ) -> web.StreamResponse:
         return await send_stream(
             request,
             record,
-            status=200,
-            headers={**_ok_headers(dialect, rid), "Content-Type": SSE},
-            events=overflow_events(model, record.id),
+            status=status,
+            headers={**headers, "Content-Type": SSE},
+            events=events,
             chunking=up.config.chunking,
-            rng=random.Random(f"{up.config.chunking.seed}:{record.id}"),
+            rng=rng,
             fault=item.fault,
         )
+
+    error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
+    if error is not None and record.route == "responses":  # the API streams its overflow
+        return await stream(overflow_events(model, record.id), _ok_headers(dialect, rid), 200)
     if error is not None:
         return _json(400, error)
     if item.status and item.status >= 400:
@@ -168,7 +175,6 @@ async def _model(
     if not body.get("stream"):
         build = openai_message if dialect == "openai" else anthropic_message
         return web.json_response(build(plan, usage, model, record.id), headers=headers)
-    rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
     if record.route == "responses":
         events = responses_events(plan, usage, model, record.id, reasoning=reasoning)
         if reasoning and plan.thinking and plan.tool_name:
@@ -178,16 +184,7 @@ async def _model(
     else:
         events = anthropic_events(plan, usage, model, record.id, rng)
     events = apply_event_faults(events, item.fault, dialect)
-    return await send_stream(
-        request,
-        record,
-        status=item.status or 200,
-        headers={**headers, "Content-Type": SSE},
-        events=events,
-        chunking=up.config.chunking,
-        rng=rng,
-        fault=item.fault,
-    )
+    return await stream(events, headers, item.status or 200)
 
 
 def rendered(dialect: str, reply: Reply, prompt_tokens: int, model: str) -> Scripted:
