@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
@@ -232,3 +233,31 @@ def test_tooltip_shows_the_cost_and_todays_total_when_known() -> None:
     assert "Today on this model: $1.50" in lines
     unknown = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512)).tooltip
     assert "cost" not in unknown and "Today" not in unknown
+
+
+def test_tooltip_says_what_the_tool_documentation_saved() -> None:
+    features = RequestFeatures(
+        messages=(TextCount(900),),
+        roles=("user",),
+        digests=("a",),
+        walk=ToolWalk(tools=39, json=3_685, left_out=8_823),
+    )
+    estimate = RequestEstimate(
+        tools=3_870,
+        fixed=3,
+        messages=(MessageEstimate(tokens=950, source="estimate"),),
+        features=features,
+        ratios={},
+        tools_saved=9_265,
+    )
+    figures = Figures(
+        "Qwen3 Coder", 4_900, 28_000, 32_000, tool_docs="progressive", tool_docs_total=40_123
+    )
+    tooltip = render_status(figures, estimate).tooltip
+    assert "| tool definitions (progressive) | 3,870 |" in tooltip.splitlines()
+    assert (
+        "Tool documentation `progressive` saved about 9,265 tokens on this request, "
+        "40,123 in total (the usage history)"
+    ) in tooltip
+    full = attrs.evolve(estimate, tools_saved=0)
+    assert "saved" not in render_status(Figures("Qwen3 Coder", 4_900, 28_000, 32_000), full).tooltip

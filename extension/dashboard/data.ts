@@ -36,6 +36,8 @@ export interface RequestRow {
     maxInputTokens: number;
     /** Tokens the safety net cut from the request to make it fit (0: none). */
     trimmedTokens: number;
+    /** Tokens of tool documentation left out of the request (`toolDocs`), by our estimate (0: none). */
+    toolDocsSaved: number;
     /** Tries after the first (rate limits, dropped connections, a resized `max_tokens`). */
     retries: number;
     /** It is the first request to carry the summary a summarization produced. */
@@ -88,6 +90,10 @@ export interface Totals {
     todayUsd: number | null;
     /** Cached ÷ input tokens over the answered requests; null without any. */
     cacheHitRate: number | null;
+    /** Tokens of tool documentation left out (`toolDocs`), over all the requests. */
+    toolDocsSaved: number;
+    /** Requests that sent some tools' documentation reduced. */
+    toolDocsRequests: number;
 }
 
 export interface DashboardData {

@@ -21,7 +21,7 @@
  *   figure[data-chart="cache"] g.tg-point circle       a `days` row with inputTokens > 0 (its cache hit rate)
  *   table[data-table="conversations"] > tbody > tr     a conversation (data-id = its id), latest started first
  *   table[data-table="requests"] > tbody > tr[data-seq] a request, newest first
- *   #tg-dashboard .tg-tile[data-tile="today|total|requests|cache|input|output"] .tg-tile-value
+ *   #tg-dashboard .tg-tile[data-tile="today|total|requests|cache|input|output|saved"] .tg-tile-value
  * With no requests only `.tg-empty` shows (the sections are `hidden`).
  */
 import { accuracyChart, ratiosChart } from './accuracyCharts';

@@ -58,7 +58,7 @@ export interface Happening {
 }
 
 /** What happened to a request, every part that applies: summarization, summarized, trimmed,
- * retried, and how it ended ("answered" only when nothing else is worth saying). */
+ * tool documentation saved, retried, and how it ended ("answered" only when nothing else is worth saying). */
 export function whatHappened(r: RequestRow): Happening[] {
     const parts: Happening[] = [];
     if (r.kind === 'summarize') {
@@ -69,6 +69,9 @@ export function whatHappened(r: RequestRow): Happening[] {
     }
     if (r.trimmedTokens > 0) {
         parts.push({ text: `trimmed ${formatCount(r.trimmedTokens)} tokens`, tone: 'warn' });
+    }
+    if (r.toolDocsSaved > 0) {
+        parts.push({ text: `${formatCount(r.toolDocsSaved)} tokens of tool docs saved`, tone: 'good' });
     }
     if (r.retries > 0) {
         parts.push({ text: `retried ${r.retries}\u00d7`, tone: 'warn' });

@@ -11,7 +11,7 @@ import { dailyCostTotals } from './series';
 // ---- summary tiles ----------------------------------------------------------------------------
 
 interface Tile {
-    id: 'today' | 'total' | 'requests' | 'cache' | 'input' | 'output';
+    id: 'today' | 'total' | 'requests' | 'cache' | 'input' | 'output' | 'saved';
     label: string;
     value: string;
     /** A second line under the value. */
@@ -51,6 +51,14 @@ export function summaryTiles(data: DashboardData): Tile[] {
     const totalTile = money(t.costUsd, t.requests === 0, unpricedDays, unpriced);
     const fresh = Math.max(0, t.inputTokens - t.cachedTokens);
     const answered = data.requests.filter((r) => r.outputTokens !== null).length;
+    const saved: Tile[] = t.toolDocsRequests === 0 ? [] : [{
+        id: 'saved',
+        label: 'Tool docs saved',
+        value: formatTokens(t.toolDocsSaved),
+        detail: `in ${plural(t.toolDocsRequests, 'request')}`,
+        title: `${formatCount(t.toolDocsSaved)} tokens of tool documentation left out of ${plural(t.toolDocsRequests, 'request')} `
+            + '(the toolDocs setting of a model), by our estimate',
+    }];
     return [
         { id: 'today', label: 'Today', ...todayTile, detail: todayTile.detail || `${formatCount(todays.length)} requests` },
         { id: 'total', label: 'Total cost', ...totalTile, detail: totalTile.detail || `${data.retentionDays} days` },
@@ -84,6 +92,7 @@ export function summaryTiles(data: DashboardData): Tile[] {
             detail: answered > 0 ? `${formatTokens(t.outputTokens / answered)} per answer` : '',
             title: `${formatCount(t.outputTokens)} output tokens`,
         },
+        ...saved,
     ];
 }
 

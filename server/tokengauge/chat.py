@@ -135,6 +135,8 @@ class _Chat:
     """What the API reported, once it has."""
     calls: list[str] = attrs.field(factory=list)
     """The ids of the tool calls the answer made."""
+    called: set[str] = attrs.field(factory=set)
+    """The names of the tools the answer called."""
     answer_head: str = ""
     """The beginning of the answer's text (the usage history tells conversations by it)."""
     status_owed: bool = False
@@ -208,7 +210,7 @@ class ChatRunner:
             url=dialect.url(model.provider.base_url),
             messages=params.messages,
             tools=tools,
-            estimate=self.gauge.estimate(model, params.messages, tools),
+            estimate=self.gauge.estimate(model, params.messages, tools, params.tools),
             max_tokens=1,
             trimmed=Trimmed(params.messages),
         )
@@ -226,7 +228,7 @@ class ChatRunner:
         target = budget.input_target(model, limit)
 
         def estimate(messages: Sequence[Message]) -> RequestEstimate:
-            return self.gauge.estimate(model, messages, chat.tools)
+            return self.gauge.estimate(model, messages, chat.tools, params.tools)
 
         try:
             trimmed = shrink(capped.messages, truncator, estimate, target)
@@ -390,6 +392,7 @@ class ChatRunner:
                 self.sink.part(chat.params.request_id, part)
             if isinstance(event, ToolCall):
                 chat.calls.append(event.call_id)
+                chat.called.add(event.name)
             elif isinstance(event, TextDelta) and len(chat.answer_head) < ANSWER_HEAD:
                 chat.answer_head += event.value
         elif isinstance(event, Usage):
@@ -416,6 +419,8 @@ class ChatRunner:
                 input_tokens=estimate.total, output_tokens=0, total_input_tokens=estimate.total
             )
             self._log(chat, "answered")
+            if self._expect_next_tools(chat):
+                self.sink.calibration_changed(model.id)
         else:
             chat.usage = usage
             self.gauge.record_usage(
@@ -424,6 +429,7 @@ class ChatRunner:
                 log_request=False,
             )
             self._log(chat, "answered")  # before the status: today's cost includes it
+            self._expect_next_tools(chat)
             self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
@@ -448,6 +454,16 @@ class ChatRunner:
         )
         self.sink.part(params.request_id, part)
         return ChatResult(data, progress.finish or "stop", trimmed)
+
+    def _expect_next_tools(self, chat: _Chat) -> bool:
+        """After an answer that called tools shown in their minimal form, the next request (the
+        calls' results) shows them whole: Copilot's count of the tools follows at once, so its
+        next render is budgeted for them. True if that changed the model's tool scale."""
+        model, params = chat.model, chat.params
+        if model.tool_docs != "progressive" or not chat.called or not params.tools:
+            return False
+        following = tools_as_sent(params.tools, params.messages, model.tool_docs, chat.called)
+        return self.gauge.expect_tools(model, following, params.tools)
 
     def _learn_overflow(
         self, chat: _Chat, error: ParsedError, status: int | None, body: str

@@ -303,10 +303,22 @@ class Gauge:
         return WarmCountsResult(entries=entries, epoch=self.epoch, scales=scales)
 
     def estimate(
-        self, model: ModelSpec, messages: Sequence[Message], tools: Sequence[Tool]
+        self,
+        model: ModelSpec,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        given: Sequence[Tool] | None = None,
     ) -> RequestEstimate:
-        """The whole request's count with its breakdown."""
-        return self.calibration.estimate_request(model, self.counter(model), messages, tools)
+        """The whole request's count with its breakdown (`given`: the tools in full, when
+        `tools` is the reduced form sent)."""
+        counter = self.counter(model)
+        return self.calibration.estimate_request(model, counter, messages, tools, given)
+
+    def expect_tools(self, model: ModelSpec, tools: Sequence[Tool], given: Sequence[Tool]) -> bool:
+        """The model's next request will send `tools` (a form of `given`): its tool scale is
+        for them from now on; False if it already was."""
+        walk = self.counter(model).tools(tools, given)
+        return self.calibration.remember_walk(model.id, walk)
 
     def breakdown(self, model: ModelSpec, estimate: RequestEstimate) -> Breakdown:
         """A request estimate as a payload."""
@@ -416,6 +428,7 @@ class Gauge:
             reasoning_tokens=0 if usage is None else usage.reasoning_tokens,
             cost_usd=None if usage is None else request_cost(usage, model.pricing),
             trimmed_tokens=trimmed_tokens,
+            tool_docs_saved=estimate.tools_saved,
             retries=retries,
             summarized=placement.summarized,
             ratios=self.calibration.ratios(model),
@@ -457,8 +470,15 @@ class Gauge:
         if self.last is not None:
             model = self.model(self.last.model_id)
             figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
+            saved = self.last.estimate.tools_saved
+            records = self.requests() if self.last.cost_usd is not None or saved else []
+            if saved:
+                figures = attrs.evolve(
+                    figures,
+                    tool_docs=model.tool_docs,
+                    tool_docs_total=sum(r.tool_docs_saved for r in records),
+                )
             if self.last.cost_usd is not None:
-                records = self.requests()
                 today = start_of_day(self._clock())
                 conversation = [r for r in records if r.conversation == self.conversation]
                 figures = attrs.evolve(

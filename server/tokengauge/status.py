@@ -4,10 +4,11 @@ Text like `$(pulse) 18.4k / 33k · 56%`: the input tokens of the last request ov
 window as VS Code's own context widget counts it (`maxInputTokens + maxOutputTokens`, as we report
 them). Severity follows the input budget (`maxInputTokens`, what Copilot fills): `warning` at 75%,
 `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels both figures and
-gives the breakdown, the request's cost and today's for the model (where prices are known) and
-the correction factors in use, as the log prints them. Before any request
-the status names the number of models ready. The last conversation request outlives the server
-as a ledger document (`LAST_CONVERSATION`), so a new session starts from it.
+gives the breakdown, the request's cost and today's for the model (where prices are known), the
+tokens a reduced tool documentation saved (`toolDocs`), and the correction factors in use, as the
+log prints them. Before any request the status names the number of models ready. The last
+conversation request outlives the server as a ledger document (`LAST_CONVERSATION`), so a new
+session starts from it.
 """
 
 from __future__ import annotations
@@ -106,6 +107,10 @@ class Figures:
     """The known costs of today's requests to this model; None: not shown."""
     conversation_usd: float | None = None
     """The known costs of the request's conversation so far; None: not shown."""
+    tool_docs: str = "full"
+    """How much tool documentation the model's requests carry (`toolDocs`)."""
+    tool_docs_total: int = 0
+    """Tokens the reduced tool documentation saved over the usage history."""
 
 
 def percent(part: int, whole: int) -> int:
@@ -132,9 +137,14 @@ def render_status(
         roles = estimate.features.roles
         chat = [m for m, role in zip(estimate.messages, roles, strict=True) if role != "system"]
         counted = sum(1 for m in chat if m.source == "actual")
+        tools = (
+            f"tool definitions ({figures.tool_docs})"
+            if estimate.tools_saved
+            else "tool definitions"
+        )
         rows += [
             f"| system prompt | {estimate.system:,} |",
-            f"| tool definitions | {estimate.tools:,} |",
+            f"| {tools} | {estimate.tools:,} |",
             f"| messages ({len(chat)}, {counted} counted by the API before) "
             f"| {sum(m.tokens for m in chat):,} |",
             f"| overhead per request | {estimate.fixed:,} |",
@@ -162,6 +172,12 @@ def render_status(
     ]
     if costs:
         paragraphs.append("  \n".join(costs))
+    if estimate is not None and estimate.tools_saved:
+        paragraphs.append(
+            f"Tool documentation `{figures.tool_docs}` saved about "
+            f"{estimate.tools_saved:,} tokens on this request, "
+            f"{max(figures.tool_docs_total, estimate.tools_saved):,} in total (the usage history)"
+        )
     if ratios is not None:
         paragraphs.append(
             "Correction factors (measured ÷ estimated): "

@@ -534,3 +534,16 @@ def test_thinking_counts_in_its_turn_only(counter: RequestCounter, enc: tiktoken
     assert request.messages[3].total == thinking + counter.part(call).total
     # One message alone (as Copilot counts) keeps its thinking: more, never less.
     assert counter.message(earlier).total == thinking + n(enc, "Done.")
+
+
+def test_a_reduced_form_is_counted_as_sent_and_walked_as_given(
+    counter: RequestCounter, enc: tiktoken.Encoding
+) -> None:
+    """Sent `reduced`, given `TOOLS`: the JSON is what is sent, the strings are those Copilot
+    walks (the tools it has, in full), and what the reduced form left out is kept."""
+    reduced = [Tool(t.name, t.description.split(".")[0], {}) for t in TOOLS]
+    walk = counter.tools(reduced, TOOLS)
+    assert walk.json == counter.tools(reduced).json
+    assert walk.raws == counter.tools(TOOLS).raws
+    assert walk.left_out == counter.tools(TOOLS).json - walk.json > 0
+    assert counter.request([], reduced, TOOLS).walk == walk

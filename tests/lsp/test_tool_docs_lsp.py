@@ -1,9 +1,13 @@
-"""`toolDocs: "progressive"` end to end over LSP: the first request of a turn carries each tool's
-minimal signature; once the conversation holds a call to a tool, that tool goes whole; the model's
-call made against the minimal form is answered like any other."""
+"""`toolDocs` end to end over LSP: under `progressive` the first request of a turn carries each
+tool's minimal signature; once the conversation holds a call to a tool, that tool goes whole; the
+model's call made against the minimal form is answered like any other. Copilot's count of the
+tools (its formula over the full tools' strings, at the scale we give) follows what is sent, and
+the status and the dashboard say what was saved."""
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,18 @@ from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import SERVER, call, initialize
 from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
 from tests.lsp.helpers import text_message
+from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.counting.request import ToolWalk, tool_json, walk_strings
+from tokengauge.counting.scales import copilot_tools
+from tokengauge.messages import Tool, structure
+from tokengauge.upstream.tool_docs import minimal_tool
+
+COPILOT_TOOLS: list[dict[str, Any]] = json.loads(
+    gzip.decompress(
+        (Path(__file__).parents[2] / "bench" / "data" / "copilot-host-common.json.gz").read_bytes()
+    )
+)["tools"]
+O200K = EncodingRegistry().get("o200k_base")
 
 READ_FILE = {
     "name": "read_file",
@@ -42,10 +58,20 @@ ASK = '<tg-tool-calls>[{"name": "read_file", "arguments": {"path": "a.py"}}]</tg
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    async with running_upstream(UpstreamConfig(reply=Reply(scripted_calls=True))) as up:
+    reply = Reply(scripted_calls=True, documented_only=True)
+    async with running_upstream(UpstreamConfig(reply=reply)) as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
-        models = [{"id": "gpt-4o", "provider": "up-openai", "toolDocs": "progressive"}]
+        models = [
+            {"id": "gpt-4o", "provider": "up-openai", "toolDocs": "progressive"},
+            {"id": "gpt-4o-full", "provider": "up-openai", "family": "gpt-4o"},
+            {
+                "id": "gpt-4o-minimal",
+                "provider": "up-openai",
+                "family": "gpt-4o",
+                "toolDocs": "minimal",
+            },
+        ]
         await initialize(
             lsp_client, chat_options(str(tmp_path / "storage"), up.base_url, models=models)
         )
@@ -97,3 +123,118 @@ async def test_tools_go_minimal_until_called(client: LanguageClient):
     assert again["list_dir"]["description"] == "List a directory."  # not called: still minimal
     # The upstream counted fewer tool tokens for the minimal forms.
     assert upstream.model_requests[0].prompt_tools < second.prompt_tools
+
+
+def raw(text: str) -> int:
+    return len(O200K.encode_ordinary(text))
+
+
+def copilots_count(tools: list[dict[str, Any]], scale: float) -> int:
+    """What Copilot makes of the tools it has (always in full) at our tool scale."""
+    walked = [structure(t, Tool) for t in tools]
+    raws = tuple(raw(s) for tool in walked for s in walk_strings(tool))
+    return copilot_tools(ToolWalk(len(walked), 0, raws), scale)
+
+
+def json_tokens(tools: list[dict[str, Any]], minimal: bool = False) -> int:
+    forms = [structure(t, Tool) for t in tools]
+    return sum(raw(tool_json(minimal_tool(t) if minimal else t)) for t in forms)
+
+
+async def tool_scale(client: LanguageClient, model_id: str) -> float:
+    result = await call(client, "tokenGauge/countTokens", {"modelId": model_id, "inputs": ["x"]})
+    return float(result["scales"]["tools"])
+
+
+async def test_copilots_count_of_the_tools_follows_what_is_sent(client: LanguageClient):
+    """Copilot counts the 39 tools it has in full; under `progressive` the scale makes that come
+    to what their minimal forms cost, not the full 12.5k."""
+    ask = [text_message("user", "What is a list comprehension?")]
+    counts = {}
+    for model_id in ("gpt-4o-full", "gpt-4o"):
+        await call(client, "tokenGauge/chat", chat_params(model_id, ask, tools=COPILOT_TOOLS))
+        counts[model_id] = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+    full, minimal = json_tokens(COPILOT_TOOLS), json_tokens(COPILOT_TOOLS, minimal=True)
+    assert counts["gpt-4o"] >= minimal
+    assert 0.8 < (counts["gpt-4o-full"] - counts["gpt-4o"]) / (full - minimal) < 1.25
+
+
+async def test_a_call_has_its_tool_counted_whole_before_the_next_request(client: LanguageClient):
+    """The answer called `run_in_terminal`: the request carrying its result will show that tool
+    in full, and Copilot's count of the tools grows by it before Copilot renders that request.
+    Against `minimal` (the same request sent, the same usage learned), where nothing grows."""
+    call_it = {
+        "name": "run_in_terminal",
+        "arguments": {"command": "ls", "explanation": "x", "goal": "list", "mode": "sync"},
+    }
+    ask = f"List the files. <tg-tool-calls>{json.dumps([call_it])}</tg-tool-calls>"
+    counts = {}
+    for model_id in ("gpt-4o", "gpt-4o-minimal"):
+        params = chat_params(model_id, [text_message("user", ask)], tools=COPILOT_TOOLS)
+        await call(client, "tokenGauge/chat", params)
+        parts = client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
+        assert [p["name"] for p in parts if p["type"] == "toolCall"] == ["run_in_terminal"]
+        counts[model_id] = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+    [terminal] = [t for t in COPILOT_TOOLS if t["name"] == "run_in_terminal"]
+    grown = json_tokens([terminal]) - json_tokens([terminal], minimal=True)
+    # Copilot's sum moves in steps (just above a scale of 1, every string of two tokens or more
+    # counts one more), so the growth lands at or above the tool's share, never below.
+    assert 0.8 * grown < counts["gpt-4o"] - counts["gpt-4o-minimal"] < 2 * grown
+
+
+async def test_the_status_and_the_dashboard_say_what_was_saved(client: LanguageClient):
+    ask = [text_message("user", "What is a list comprehension?")]
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", ask, tools=COPILOT_TOOLS))
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o-full", ask, tools=COPILOT_TOOLS))
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o-minimal", ask, tools=COPILOT_TOOLS))
+    data = await call(client, "tokenGauge/dashboard", {})
+    saved = [r["toolDocsSaved"] for r in data["requests"]]
+    left_out = json_tokens(COPILOT_TOOLS) - json_tokens(COPILOT_TOOLS, minimal=True)
+    assert saved[1] == 0  # full
+    for each in (saved[0], saved[2]):
+        assert left_out <= each < 1.2 * left_out  # the tools' calibrated cost, with its margin
+    assert data["totals"]["toolDocsSaved"] == sum(saved)
+    assert data["totals"]["toolDocsRequests"] == 2
+    tooltip = client.part_log.statuses[-1]["tooltip"]  # type: ignore[attr-defined]
+    assert (
+        f"Tool documentation `minimal` saved about {saved[2]:,} tokens on this request" in tooltip
+    )
+    assert f"{saved[0] + saved[2]:,} in total" in tooltip
+
+
+async def test_a_model_uses_an_optional_parameter_once_it_is_shown_whole(client: LanguageClient):
+    """A model that uses only what the schema it sees describes: told the minimal form it calls
+    with the required parameter alone (which Copilot accepts); shown the whole tool after that
+    call, it uses the optional one too. Under `minimal` it never does."""
+    script = json.dumps(
+        [
+            {"name": "read_file", "arguments": {"path": "a.py", "startLine": 3}},
+            {"name": "read_file", "arguments": {"path": "b.py", "startLine": 7}},
+        ]
+    )
+    for model_id, expected in (
+        ("gpt-4o", [{"path": "a.py"}, {"path": "b.py", "startLine": 7}]),
+        ("gpt-4o-minimal", [{"path": "a.py"}, {"path": "b.py"}]),
+        ("gpt-4o-full", [{"path": "a.py", "startLine": 3}, {"path": "b.py", "startLine": 7}]),
+    ):
+        messages: list[dict[str, Any]] = [
+            text_message("user", f"Read. <tg-tool-calls>{script}</tg-tool-calls>")
+        ]
+        made = []
+        for _ in range(2):
+            params = chat_params(model_id, messages, tools=[READ_FILE, LIST_DIR])
+            await call(client, "tokenGauge/chat", params)
+            [tool_call] = [
+                p for p in client.part_log.of(params["requestId"]) if p["type"] == "toolCall"
+            ]  # type: ignore[attr-defined]
+            made.append(tool_call["input"])
+            result = {
+                "type": "toolResult",
+                "callId": tool_call["callId"],
+                "content": [{"type": "text", "value": "x = 1"}],
+            }
+            messages += [
+                {"role": "assistant", "content": [tool_call]},
+                {"role": "user", "content": [result]},
+            ]
+        assert made == expected, model_id

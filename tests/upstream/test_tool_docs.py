@@ -173,3 +173,12 @@ def test_copilots_real_tools_keep_their_names_and_required_and_shrink():
     after = sum(len(encoding.encode(tool_json(t))) for t in minimal)
     print(f"\nCopilot's {len(tools)} tools: {before} tokens whole, {after} minimal")
     assert after < before / 2
+
+
+def test_progressive_after_an_answer_shows_what_it_called():
+    """What the request after an answer that called `run` sends: `run` whole as well."""
+    after = tools_as_sent(TOOLS, conversation(CALL), "progressive", called={"run"})
+    assert after == TOOLS
+    assert tools_as_sent(TOOLS, conversation(), "minimal", called={"run"}) == [
+        minimal_tool(t) for t in TOOLS
+    ]

@@ -22,7 +22,7 @@ function request(over: Partial<RequestRow> = {}): RequestRow {
     return {
         seq: 1, time: at(11, 24, 14, 3), modelId: 'm', conversation: 'c1', kind: 'turn', outcome: 'answered', error: null,
         estimatedTokens: 1050, inputTokens: 1000, cachedTokens: 400, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0,
-        costUsd: 0.01, window: 10000, maxInputTokens: 8000, trimmedTokens: 0, retries: 0, summarized: false, ratios: {},
+        costUsd: 0.01, window: 10000, maxInputTokens: 8000, trimmedTokens: 0, toolDocsSaved: 0, retries: 0, summarized: false, ratios: {},
         ...over,
     };
 }
@@ -42,7 +42,7 @@ function data(over: Partial<DashboardData> = {}): DashboardData {
         requests: [request()],
         days: [day()],
         conversations: [],
-        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4 },
+        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0 },
         ...over,
     };
 }
@@ -76,6 +76,7 @@ void test('says what happened to a request, every part that applies', () => {
     assert.equal(whatHappenedText(request({ summarized: true, trimmedTokens: 12345, retries: 2 })), 'summarized, trimmed 12,345 tokens, retried 2\u00d7');
     assert.equal(whatHappenedText(request({ outcome: 'failed', error: 'rate limited (429)', retries: 3 })), 'retried 3\u00d7, failed: rate limited (429)');
     assert.equal(whatHappenedText(request({ outcome: 'failed' })), 'failed');
+    assert.equal(whatHappenedText(request({ toolDocsSaved: 8823 })), '8,823 tokens of tool docs saved');
     assert.equal(whatHappenedText(request({ outcome: 'cancelled' })), 'cancelled');
     assert.equal(whatHappenedText(request({ outcome: 'cancelled', error: 'cancelled by the user' })), 'cancelled by the user');
     assert.deepEqual(whatHappened(request({ outcome: 'failed', error: '<b>x</b>' })), [{ text: 'failed: <b>x</b>', tone: 'bad' }]);
@@ -110,7 +111,7 @@ void test('summary tiles: unknown costs show a dash that names the models withou
     const unpriced = data({
         requests: [request({ modelId: 'free', costUsd: null })],
         days: [day({ modelId: 'free', costUsd: null, unpriced: 1 })],
-        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4 },
+        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0 },
     });
     const tiles = Object.fromEntries(summaryTiles(unpriced).map((t) => [t.id, t]));
     assert.equal(tiles.today.value, '\u2014');
@@ -123,13 +124,19 @@ void test('summary tiles: unknown costs show a dash that names the models withou
     const mixed = data({
         requests: [request(), request({ seq: 2, modelId: 'free', costUsd: null, time: at(11, 20, 10) })],
         days: [day(), day({ day: '2026-11-20', modelId: 'free', costUsd: null, unpriced: 1 })],
-        totals: { requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2 },
+        totals: { requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2, toolDocsSaved: 0, toolDocsRequests: 0 },
     });
     const t2 = Object.fromEntries(summaryTiles(mixed).map((t) => [t.id, t]));
     assert.equal(t2.today.value, '$0.010');
     assert.equal(t2.total.detail, '+ 1 unpriced');
     assert.equal(t2.total.title, '1 request not counted: no price known for Free');
     assert.equal(t2.requests.detail, '1 failed');
+    assert.equal(t2.saved, undefined); // no request had its tool documentation reduced
+
+    const reduced = data({ totals: { ...mixed.totals, toolDocsSaved: 17646, toolDocsRequests: 2 } });
+    const t3 = Object.fromEntries(summaryTiles(reduced).map((t) => [t.id, t]));
+    assert.equal(t3.saved.value, '17.6k');
+    assert.equal(t3.saved.detail, 'in 2 requests');
     assert.equal(t2.input.value, '2k');
 });
 

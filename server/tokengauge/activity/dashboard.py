@@ -41,6 +41,7 @@ class RequestRow:
     window: int
     max_input_tokens: int
     trimmed_tokens: int
+    tool_docs_saved: int
     retries: int
     summarized: bool
     ratios: dict[str, float]
@@ -111,6 +112,10 @@ class Totals:
     today_usd: float | None
     cache_hit_rate: float | None
     """Cached ÷ input tokens of the requests with usage; None without any."""
+    tool_docs_saved: int = 0
+    """Tokens the tools' reduced documentation left out, over all the requests."""
+    tool_docs_requests: int = 0
+    """Requests that sent some tools' documentation reduced."""
 
 
 @attrs.frozen
@@ -240,4 +245,6 @@ def _totals(records: Sequence[RequestRecord], today: float) -> Totals:
         cost_usd=known_cost(records),
         today_usd=known_cost(record for record in records if record.time >= today),
         cache_hit_rate=cached / input_tokens if input_tokens else None,
+        tool_docs_saved=sum(record.tool_docs_saved for record in records),
+        tool_docs_requests=sum(record.tool_docs_saved > 0 for record in records),
     )

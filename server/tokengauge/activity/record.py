@@ -56,6 +56,8 @@ class RequestRecord:
     reasoning_tokens: int = 0
     cost_usd: float | None = None
     trimmed_tokens: int = 0
+    tool_docs_saved: int = 0
+    """Tokens the tools' reduced documentation left out (`toolDocs`), by our estimate."""
     retries: int = 0
     summarized: bool = False
     """It is the first request to carry the summary of a summarization."""

@@ -113,6 +113,8 @@ class RequestEstimate:
     messages: tuple[MessageEstimate, ...]
     features: RequestFeatures
     ratios: dict[str, float]
+    tools_saved: int = 0
+    """What the tools' full documentation would have added (`toolDocs` other than `full`)."""
 
     @property
     def total(self) -> int:
@@ -245,11 +247,13 @@ class Calibration:
         counter: RequestCounter,
         messages: Sequence[Message],
         tools: Sequence[Tool],
+        given: Sequence[Tool] | None = None,
     ) -> RequestEstimate:
-        """The whole request's true size with its breakdown; remembers the request's tools."""
-        request = counter.request(messages, tools)
+        """The whole request's true size with its breakdown (`given`: the tools in full, when
+        `tools` is a reduced form); remembers the request's tools."""
+        request = counter.request(messages, tools, given)
         if request.walk.tools:
-            self._remember_walk(model.id, request.walk)
+            self.remember_walk(model.id, request.walk)
         return self.estimate_features(model, request)
 
     def estimate_features(self, model: ModelSpec, request: RequestFeatures) -> RequestEstimate:
@@ -265,6 +269,7 @@ class Calibration:
             ),
             features=request,
             ratios=self.ratios(model),
+            tools_saved=tokens(coefficients, features(0, 0, request.walk.left_out, 0, 0)),
         )
 
     def record_usage(
@@ -432,14 +437,17 @@ class Calibration:
         for key in [k for k in self._scales if k[0] == model_id]:
             del self._scales[key]
 
-    def _remember_walk(self, model_id: str, walk: ToolWalk) -> None:
+    def remember_walk(self, model_id: str, walk: ToolWalk) -> bool:
+        """Take `walk` as the tools of the model's next request (what its tool scale is for);
+        False if it already was."""
         if self._walk(model_id) == walk:
-            return
+            return False
         self._walks[model_id] = walk
         self._forget_scales(model_id)
         document = {"tools": walk.tools, "json": walk.json, "raws": list(walk.raws)}
         self.ledger.set_document(_walk_key(model_id), document)
         self.epoch += 1
+        return True
 
     def _walk(self, model_id: str) -> ToolWalk | None:
         if model_id not in self._walks:

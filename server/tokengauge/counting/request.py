@@ -132,12 +132,14 @@ ZERO: Final = TextCount()
 
 @attrs.frozen
 class ToolWalk:
-    """A request's tools: how many, their JSON's raw tokens, and the raw count of each string
-    Copilot counts for them (as often as it counts it)."""
+    """A request's tools: how many, their JSON's raw tokens as sent, the raw count of each string
+    Copilot counts for them (as often as it counts it: it walks the tools it has, in full), and
+    the raw tokens of JSON a reduced form of the tools left out (`tokenGauge.models[].toolDocs`)."""
 
     tools: int = 0
     json: int = 0
     raws: tuple[int, ...] = ()
+    left_out: int = attrs.field(default=0, eq=False)
 
 
 @attrs.frozen
@@ -231,20 +233,30 @@ class RequestCounter:
         parts = (p for p in message.content if thinking or not isinstance(p, ThinkingPart))
         return sum((self.part(part) for part in parts), name)
 
-    def tools(self, tools: Sequence[Tool]) -> ToolWalk:
-        """The tools' JSON tokens and the raw counts of the strings Copilot counts for them."""
+    def tools(self, tools: Sequence[Tool], given: Sequence[Tool] | None = None) -> ToolWalk:
+        """The JSON tokens of the tools sent and the raw counts of the strings Copilot counts for
+        the tools it gave (`given`: their full form, when `tools` is a reduced one)."""
         json_tokens = sum(self.text.count(tool_json(tool)) for tool in tools)
-        raws = tuple(self.text.count(s) for tool in tools for s in walk_strings(tool))
-        return ToolWalk(len(tools), json_tokens, raws)
+        walked = tools if given is None else given
+        raws = tuple(self.text.count(s) for tool in walked for s in walk_strings(tool))
+        left_out = 0
+        if given is not None:
+            left_out = max(0, sum(self.text.count(tool_json(tool)) for tool in given) - json_tokens)
+        return ToolWalk(len(walked), json_tokens, raws, left_out)
 
-    def request(self, messages: Sequence[Message], tools: Sequence[Tool]) -> RequestFeatures:
-        """Raw counts of a whole request. As the APIs count, thinking of turns before the last
-        user turn is not counted (Anthropic strips those blocks, OpenAI drops those reasoning
-        items); the current turn's is."""
+    def request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        given: Sequence[Tool] | None = None,
+    ) -> RequestFeatures:
+        """Raw counts of a whole request (`given`: see `tools`). As the APIs count, thinking of
+        turns before the last user turn is not counted (Anthropic strips those blocks, OpenAI
+        drops those reasoning items); the current turn's is."""
         turn = current_turn(messages)
         return RequestFeatures(
             messages=tuple(self.message(m, thinking=i >= turn) for i, m in enumerate(messages)),
             roles=tuple(m.role for m in messages),
             digests=tuple(message_digest(m) for m in messages),
-            walk=self.tools(tools),
+            walk=self.tools(tools, given),
         )

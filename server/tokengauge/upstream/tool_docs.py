@@ -16,7 +16,7 @@ No tool is ever left out or renamed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -70,11 +70,17 @@ def minimal_tool(tool: Tool) -> Tool:
     )
 
 
-def tools_as_sent(tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs) -> list[Tool]:
-    """The tools in the form `docs` asks for, given the conversation so far."""
+def tools_as_sent(
+    tools: Sequence[Tool],
+    messages: Sequence[Message],
+    docs: ToolDocs,
+    called: Iterable[str] = (),
+) -> list[Tool]:
+    """The tools in the form `docs` asks for, given the conversation so far (and the tools an
+    answer to it `called`: what the request after that answer sends)."""
     if docs == "full":
         return list(tools)
-    full = _in_use(messages) if docs == "progressive" else set()
+    full = _in_use(messages) | set(called) if docs == "progressive" else set()
     return [tool if tool.name in full else minimal_tool(tool) for tool in tools]
 
 

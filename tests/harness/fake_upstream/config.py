@@ -93,6 +93,9 @@ class Reply:
     # ``<tg-tool-calls>[{"name": …, "arguments": {…}}, …]</tg-tool-calls>`` is answered with those
     # calls, one per request, before the text answer (see ``model.scripted_call``).
     scripted_calls: bool = False
+    # A model that uses only what it was told of: a scripted call's optional arguments the
+    # request's schema of the tool does not describe (no ``description``) are left out.
+    documented_only: bool = False
 
 
 @dataclass

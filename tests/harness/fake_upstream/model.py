@@ -221,14 +221,18 @@ def plan_reply(
     body: Mapping[str, Any], dialect: str, reply: Reply, encoding_name: str
 ) -> ReplyPlan:
     """Resolve a :class:`Reply` for this request (tool call only if the request offers tools)."""
-    offered = [
-        _tool_schema(t).get("name") for t in body.get("tools") or [] if isinstance(t, Mapping)
-    ]
+    schemas = {
+        schema.get("name"): schema
+        for schema in (_tool_schema(t) for t in body.get("tools") or [] if isinstance(t, Mapping))
+    }
+    offered = list(schemas)
     tool_name = (reply.tool_name or (offered[0] if offered else None)) if reply.tool_call else None
     tool_arguments = reply.tool_arguments
     scripted = scripted_call(body, dialect) if reply.scripted_calls else None
     if scripted is not None and scripted[0] in offered:
         tool_name, tool_arguments = scripted
+        if reply.documented_only:
+            tool_arguments = documented(tool_arguments, schemas[tool_name])
     if not offered:
         tool_name = None
     if reply.text is not None:
@@ -269,6 +273,19 @@ def scripted_call(body: Mapping[str, Any], dialect: str) -> tuple[str, dict[str,
         return None
     call = calls[made]
     return str(call["name"]), dict(call.get("arguments") or {})
+
+
+def documented(arguments: Mapping[str, Any], tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a model told only what `tool` (as the request offers it) says would pass:
+    the required ones, and the optional ones whose parameter has a description."""
+    schema = tool.get("parameters") or tool.get("input_schema") or {}
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    return {
+        name: value
+        for name, value in arguments.items()
+        if name in required or "description" in (properties.get(name) or {})
+    }
 
 
 def _user_turn(messages: Sequence[Mapping[str, Any]], dialect: str) -> int | None:

@@ -21,6 +21,7 @@ from tests.harness.fake_upstream.config import (
 )
 from tests.harness.fake_upstream.faults import cut
 from tests.harness.fake_upstream.helpers import USER, chat, json_events, messages_body, parse_sse
+from tests.harness.fake_upstream.model import documented
 from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.fake_upstream.wire import WIRE_DIR, resolve, split_events
@@ -550,3 +551,22 @@ async def test_a_model_not_listed_is_not_found_when_asked(
     assert response.status_code == 404 and needle in json.dumps(response.json())
     listed = {**body, "model": "test-model"}
     assert (await http.post(path, json=listed)).status_code == 200
+
+
+def test_a_documented_only_model_leaves_out_the_optional_arguments_it_was_not_told_of() -> None:
+    tool = {
+        "name": "file_search",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "maxResults": {"type": "number"},
+                "cursor": {"type": "string", "description": "Where to go on from."},
+            },
+            "required": ["query"],
+        },
+    }
+    arguments = {"query": "*.py", "maxResults": 3, "cursor": "c1"}
+    assert documented(arguments, tool) == {"query": "*.py", "cursor": "c1"}
+    anthropic = {"name": "file_search", "input_schema": tool["parameters"]}
+    assert documented(arguments, anthropic) == {"query": "*.py", "cursor": "c1"}
