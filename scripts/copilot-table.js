@@ -1,4 +1,5 @@
 // Prints the Copilot suite's figures per skew (scripts/test-copilot.sh writes one JSON per skew):
+// the model's toolDocs and the tools' true tokens per request,
 // failed turns, overflows, summarizations with the fill of the request before each, the largest
 // request, and how far Copilot's sum of our answers and tokengauge's estimate were from the true
 // size (ratio to true; p50 and the worst under-count, and the estimate's p95 |error| after turn 3).
@@ -11,18 +12,21 @@ const quantile = (values, q) => {
 };
 const fixed = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 
-const header = ['skew', 'failed turns', 'requests', 'overflows', 'summarizations', 'fill before each',
-    'largest fill', 'copilot/true p50 (min)', 'estimate/true p50 (min)', 'estimate |err| p95 after turn 3'];
+const header = ['skew', 'tool docs', 'tools/request p50 (max)', 'failed turns', 'requests', 'overflows', 'summarizations', 'fill before each',
+    'messages before each (k)', 'largest fill', 'copilot/true p50 (min)', 'estimate/true p50 (min)', 'estimate |err| p95 after turn 3'];
 const rows = process.argv.slice(2).map((file) => {
     const r = JSON.parse(fs.readFileSync(file, 'utf8'));
     const late = r.rows.filter((row) => row.turn > 3 && row.estimate).map((row) => Math.abs(row.estimate / row.true - 1));
     return [
         String(r.skew),
+        r.toolDocs || 'full',
+        `${quantile(r.toolTokens || [], 0.5) || '-'} (${Math.max(0, ...(r.toolTokens || [])) || '-'})`,
         `${r.failedTurns} of ${r.turns}`,
         String(r.requests),
         String(r.overflows),
         r.summaries.map((s) => s.kind[0]).join('') || '0',
         r.summaries.map((s) => fixed(s.fill, 2)).join(' ') || '-',
+        r.summaries.map((s) => fixed((s.messages || 0) / 1000, 1)).join(' ') || '-',
         fixed(r.largestFill, 2),
         `${fixed(quantile(r.copilotOverTrue, 0.5))} (${fixed(quantile(r.copilotOverTrue, 0))})`,
         `${fixed(quantile(r.estimateOverTrue, 0.5))} (${fixed(quantile(r.estimateOverTrue, 0))})`,

@@ -8,10 +8,12 @@
 # family FAMILY (cl100k_base for claude-*). Suite: extension/test/host/copilot. Ends with the plain
 # `N passed, N failed` line for all skews and a table of the figures per skew (docs/BENCHMARKS.md).
 # Env: TG_PYTHON (the server's and the upstream's Python, default .venv/bin/python),
-# TG_COPILOT_SKEWS (default "0.7 1.0 1.3 1.6"), TG_COPILOT_ENCODING (default o200k_base),
+# TG_COPILOT_SKEWS (default "0.7 1.0 1.3 1.6 1.6/progressive": a skew, or skew/toolDocs for a run
+# whose model has that toolDocs instead of TG_COPILOT_TOOL_DOCS), TG_COPILOT_ENCODING (default o200k_base),
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),
-# TG_COPILOT_TURNS (default 12), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
+# TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
+# progressive or minimal), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
 # TG_COPILOT_RESULTS (a directory: keep each skew's figures there as skew-<skew>.json),
 # TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON, for the first
 # skew only; the source of bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh),
@@ -23,13 +25,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
-SKEWS=${TG_COPILOT_SKEWS:-0.7 1.0 1.3 1.6}
+SKEWS=${TG_COPILOT_SKEWS:-0.7 1.0 1.3 1.6 1.6/progressive}
 ENCODING=${TG_COPILOT_ENCODING:-o200k_base}
 OVERHEAD=${TG_COPILOT_OVERHEAD:-7}
 WINDOW=${TG_COPILOT_WINDOW:-40000}
 OUTPUT=${TG_COPILOT_OUTPUT:-4096}
 FAMILY=${TG_COPILOT_FAMILY:-claude-sonnet-4}
 TURNS=${TG_COPILOT_TURNS:-12}
+DEFAULT_TOOL_DOCS=${TG_COPILOT_TOOL_DOCS:-full}
 TIMEOUT=${TG_COPILOT_TIMEOUT_MS:-600000}
 TRACE=${TG_COPILOT_TRACE:-}
 [ -z "$TRACE" ] || TRACE=$(realpath -m "$TRACE")
@@ -48,7 +51,12 @@ build=$(npm run --silent build 2>&1) || { echo "$build"; echo "build failed"; ec
 REPLY='Reviewed. <summary>The user shared code, logs, JSON, prose and CJK text for review, and files were read; each was acknowledged.</summary>'
 
 passed=0; failed=0; status=0; tables=()
-for SKEW in $SKEWS; do
+for RUN in $SKEWS; do
+    SKEW=${RUN%%/*}
+    TOOL_DOCS=$DEFAULT_TOOL_DOCS
+    [ "$RUN" = "$SKEW" ] || TOOL_DOCS=${RUN#*/}
+    NAME=$SKEW
+    [ "$TOOL_DOCS" = full ] || NAME=$SKEW-$TOOL_DOCS
     WORK=$(mktemp -d /tmp/tg-copilot-test.XXXXXX)
     UPSTREAM_CONFIG=$(printf '{"reply": {"text": "%s", "scripted_calls": true}, "model": {"encoding": "%s", "scale": %s, "tool_scale": %s, "per_message_overhead": %s, "fixed_overhead": 3, "context_window": %d, "error_style": "anthropic", "require_api_key": "%s"}}' \
         "$REPLY" "$ENCODING" "$SKEW" "$SKEW" "$OVERHEAD" "$WINDOW" "$KEY")
@@ -77,14 +85,14 @@ for SKEW in $SKEWS; do
     {"id": "test-openai", "dialect": "openai", "baseUrl": "$URL/v1", "discover": false}
   ],
   "tokenGauge.models": [
-    {"id": "$MODEL", "provider": "test-openai", "name": "Sim", "family": "$FAMILY", "contextWindow": $WINDOW, "maxOutputTokens": $OUTPUT}
+    {"id": "$MODEL", "provider": "test-openai", "name": "Sim", "family": "$FAMILY", "contextWindow": $WINDOW, "maxOutputTokens": $OUTPUT, "toolDocs": "$TOOL_DOCS"}
   ]
 }
 JSON
     trace=""
-    [ "$SKEW" = "${SKEWS%% *}" ] && trace=$TRACE
-    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-        "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$WINDOW" "$TURNS" "$SKEW" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "${DRIVE_SCREENSHOTS:-}")
+    [ "$RUN" = "${SKEWS%% *}" ] && trace=$TRACE
+    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "test-openai", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+        "$PY" "$REPO" "$URL" "$MODEL" "$KEY" "$WINDOW" "$TURNS" "$SKEW" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "${DRIVE_SCREENSHOTS:-}")
 
     extra=()
     if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX
@@ -93,7 +101,7 @@ JSON
         extra=(--install-vsix "$WORK/baseline/baseline.vsix")
         ENVJSON=$(printf '%s' "$ENVJSON" | "$PY" -c 'import json,sys; e=json.load(sys.stdin); e.update(TG_COPILOT_VENDOR="tg-baseline", TG_COPILOT_UPSTREAM_WINDOW=e["TG_COPILOT_WINDOW"], TG_COPILOT_OUTPUT=sys.argv[1]); print(json.dumps(e))' "$OUTPUT")
     fi
-    echo "== copilot suite ($COUNTER): true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, window $WINDOW, family $FAMILY"
+    echo "== copilot suite ($COUNTER): true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, window $WINDOW, family $FAMILY, toolDocs $TOOL_DOCS"
     T0=$EPOCHREALTIME
     bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \
         --settings "$WORK/settings.json" --timeout "$TIMEOUT" ${extra[@]+"${extra[@]}"} 2>&1 | tee "$WORK/run.log"
@@ -107,9 +115,9 @@ JSON
         failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
     fi
     [ "$rc" -eq 0 ] || status=1
-    [ -z "$RESULTS" ] || { [ -f "$WORK/result.json" ] && cp "$WORK/result.json" "$RESULTS/skew-$SKEW.json"; }
+    [ -z "$RESULTS" ] || { [ -f "$WORK/result.json" ] && cp "$WORK/result.json" "$RESULTS/skew-$NAME.json"; }
     [ -f "$WORK/result.json" ] && tables+=("$WORK/result.json")
-    echo "== copilot suite (skew $SKEW): exit code $rc in $(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s; upstream requests and logs in $WORK"
+    echo "== copilot suite (skew $SKEW, toolDocs $TOOL_DOCS): exit code $rc in $(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s; upstream requests and logs in $WORK"
 done
 [ "${#tables[@]}" -eq 0 ] || node scripts/copilot-table.js "${tables[@]}"
 echo "copilot suites (skews $SKEWS):"

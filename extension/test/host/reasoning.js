@@ -56,4 +56,4 @@ async function toolRound(modelId, file, route, since) {
     return requests;
 }
 
-module.exports = { reasoningModel, toolRound };
+module.exports = { agentReady, reasoningModel, toolRound };
