@@ -33,6 +33,13 @@ export function tokensLabel(tokens: number): string {
 
 const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
+/** What each `toolDocs` value sends, as the picker describes it. */
+const TOOL_DOCS: Record<string, string> = {
+    full: 'Every tool with its whole documentation',
+    progressive: 'Tools not yet called in short form; a called tool whole',
+    minimal: 'Every tool in short form: more room, fewer tokens',
+};
+
 function property<T extends string | number>(
     choice: Choice<T>,
     type: SchemaProperty['type'],
@@ -61,6 +68,11 @@ export function configurationSchema(choices: ModelChoices | undefined): Configur
             tokens < largest ? 'Less cost and latency; summarized sooner' : "The model's whole window",
         );
         properties.contextSize = size;
+    }
+    if (choices?.toolDocs) {
+        const docs = property(choices.toolDocs, 'string', 'Tool Documentation', capitalized, 'tokens');
+        docs.enumDescriptions = choices.toolDocs.values.map((value) => TOOL_DOCS[value] ?? '');
+        properties.toolDocs = docs;
     }
     return Object.keys(properties).length ? { properties } : undefined;
 }

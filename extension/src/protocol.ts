@@ -101,6 +101,7 @@ export interface ModelChoices {
     reasoningEffort?: Choice<string>;
     thinkingBudget?: Choice<number>;
     contextSize?: Choice<number>;
+    toolDocs?: Choice<string>;
 }
 
 /** A model's scales, and with `tokenGauge/calibration` the epoch they belong to. */

@@ -199,6 +199,9 @@ class ChatRunner:
             model, options.context_size
         ):
             self.sink.models_changed()  # its window changed: VS Code asks for the models again
+        if options.tool_docs is not None and options.tool_docs != model.tool_docs:
+            model = attrs.evolve(model, tool_docs=options.tool_docs)  # picked for this model
+        self.gauge.tool_docs_used(model)
         dialect = dialect_for(model)
         tools = tools_as_sent(params.tools, params.messages, model.tool_docs)
         chat = _Chat(

@@ -56,7 +56,7 @@ from tokengauge.protocol import (
     WarmCountsResult,
     WarmEntry,
 )
-from tokengauge.settings import ProviderSettings, ServerSettings
+from tokengauge.settings import ProviderSettings, ServerSettings, ToolDocs
 from tokengauge.status import (
     LAST_CONVERSATION,
     Figures,
@@ -118,6 +118,7 @@ class Gauge:
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
         self.context_sizes = ContextSizes(ledger)
+        self._tool_docs: dict[str, ToolDocs] = {}
         self.frequent = FrequentStrings(ledger)
         self.latest: LastRequest | None = None
         """The last request reported, helpers included (the dashboard's)."""
@@ -314,6 +315,11 @@ class Gauge:
         counter = self.counter(model)
         return self.calibration.estimate_request(model, counter, messages, tools, given)
 
+    def tool_docs_used(self, model: ModelSpec) -> None:
+        """`model.tool_docs` is what its latest chat sent (a pick in VS Code's model picker may
+        differ from the settings): the status names it."""
+        self._tool_docs[model.id] = model.tool_docs
+
     def expect_tools(self, model: ModelSpec, tools: Sequence[Tool], given: Sequence[Tool]) -> bool:
         """The model's next request will send `tools` (a form of `given`): its tool scale is
         for them from now on; False if it already was."""
@@ -475,7 +481,7 @@ class Gauge:
             if saved:
                 figures = attrs.evolve(
                     figures,
-                    tool_docs=model.tool_docs,
+                    tool_docs=self._tool_docs.get(model.id, model.tool_docs),
                     tool_docs_total=sum(r.tool_docs_saved for r in records),
                 )
             if self.last.cost_usd is not None:

@@ -83,6 +83,7 @@ class ModelChoices:
     reasoning_effort: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     thinking_budget: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     context_size: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    tool_docs: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @attrs.frozen

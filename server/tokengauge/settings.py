@@ -15,7 +15,7 @@ import logging
 import math
 import re
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
 
 import attrs
@@ -31,6 +31,7 @@ MIN_TOOL_RESULT_TOKENS: Final = 256
 Dialect = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 ToolDocs = Literal["full", "progressive", "minimal"]
+TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)
 
 
 @attrs.frozen

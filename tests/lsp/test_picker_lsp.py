@@ -44,7 +44,8 @@ async def test_the_models_say_what_may_be_picked(client: LanguageClient):
         "contextSize": {
             "values": [200_000, listed["gpt-4.1"]["contextWindow"]],
             "default": listed["gpt-4.1"]["contextWindow"],
-        }
+        },
+        "toolDocs": {"values": ["full", "progressive", "minimal"], "default": "full"},
     }
     assert listed["gpt-5"]["choices"]["reasoningEffort"] == {
         "values": ["minimal", "low", "medium", "high"],

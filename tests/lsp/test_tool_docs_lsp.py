@@ -238,3 +238,18 @@ async def test_a_model_uses_an_optional_parameter_once_it_is_shown_whole(client:
                 {"role": "user", "content": [result]},
             ]
         assert made == expected, model_id
+
+
+async def test_a_pick_in_the_model_picker_overrides_the_setting(client: LanguageClient):
+    """`modelOptions.toolDocs` (VS Code's model picker) decides for the request; never sent."""
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    ask = [text_message("user", "What is a list comprehension?")]
+    params = chat_params(
+        "gpt-4o-full", ask, tools=[READ_FILE], modelOptions={"toolDocs": "minimal"}
+    )
+    await call(client, "tokenGauge/chat", params)
+    body = upstream.model_requests[-1].json
+    assert "toolDocs" not in body and "tool_docs" not in body
+    assert functions(upstream.model_requests[-1])["read_file"]["description"] == "Read a file."
+    tooltip = client.part_log.statuses[-1]["tooltip"]  # type: ignore[attr-defined]
+    assert "Tool documentation `minimal` saved about" in tooltip

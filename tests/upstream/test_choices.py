@@ -29,15 +29,21 @@ def test_an_openai_reasoning_model_offers_its_efforts(provider: ProviderSettings
     assert o3 is not None and o3.reasoning_effort == Choice(["low", "medium", "high"], "medium")
 
 
-def test_a_models_settings_are_the_default_and_plain_models_offer_nothing():
+def test_a_models_settings_are_the_default_and_plain_models_offer_only_tool_docs():
     high = choices_of("gpt-5", RESPONSES, options={"reasoningEffort": "high"})
     assert high is not None and high.reasoning_effort is not None
     assert high.reasoning_effort.default == "high"
-    assert choices_of("gpt-4o", OPENAI) is None
-    assert (
-        choices_of("gpt-5-chat", OPENAI) is None
-        or choices_of("gpt-5-chat", OPENAI).reasoning_effort is None
-    )  # type: ignore[union-attr]
+    plain = choices_of("gpt-4o", OPENAI)
+    assert plain is not None
+    assert (plain.reasoning_effort, plain.thinking_budget, plain.context_size) == (None,) * 3
+    assert choices_of("gpt-5-chat", OPENAI).reasoning_effort is None  # type: ignore[union-attr]
+
+
+def test_tool_docs_default_to_the_models_setting():
+    docs = Choice(["full", "progressive", "minimal"], "full")
+    assert choices_of("gpt-4o", OPENAI).tool_docs == docs  # type: ignore[union-attr]
+    progressive = choices_of("qwen3-coder", OPENAI, tool_docs="progressive", context_window=32768)
+    assert progressive.tool_docs == Choice(docs.values, "progressive")  # type: ignore[union-attr]
 
 
 def test_claude_offers_thinking_budgets_below_its_output_cap():
@@ -47,7 +53,8 @@ def test_claude_offers_thinking_budgets_below_its_output_cap():
     assert sonnet.thinking_budget.default == 16384
     small = choices_of("claude-sonnet-4-5", ANTHROPIC, max_output_tokens=8192)
     assert small is not None and small.thinking_budget == Choice([0, 4096], 0)
-    assert choices_of("claude-3-5-sonnet", ANTHROPIC) is None  # no extended thinking
+    no_thinking = choices_of("claude-3-5-sonnet", ANTHROPIC)
+    assert no_thinking is not None and no_thinking.thinking_budget is None
 
 
 def test_a_window_over_200k_offers_the_smaller_tier():

@@ -37,6 +37,9 @@ from tokengauge.upstream.options import ChatOptions, parse_model_options, with_d
         pytest.param(
             None, {"budget_tokens": 2048}, ChatOptions(thinking_budget=2048), id="budget_tokens"
         ),
+        pytest.param(
+            None, {"toolDocs": "minimal"}, ChatOptions(tool_docs="minimal"), id="toolDocs"
+        ),
         pytest.param(None, {"stop": "END"}, ChatOptions(stop=["END"]), id="stop-string"),
         pytest.param(None, {"stop_sequences": ["a"]}, ChatOptions(stop=["a"]), id="stop-list"),
         pytest.param(None, {"top_p": 0.5, "topP": 0.5}, ChatOptions(top_p=0.5), id="aliases-agree"),
@@ -76,6 +79,7 @@ def test_parse_model_options(tool_mode: Any, model_options: Any, expected: ChatO
         pytest.param(None, {"reasoning_effort": "max"}, "reasoning_effort", id="effort-unknown"),
         pytest.param(None, {"thinkingBudget": -1}, "thinkingBudget", id="budget-negative"),
         pytest.param(None, {"stop": [1]}, r"modelOptions\.stop", id="stop-not-strings"),
+        pytest.param(None, {"toolDocs": "some"}, r"toolDocs: expected one of full", id="docs"),
         pytest.param(None, {"stream": False}, r"modelOptions\.stream", id="reserved-stream"),
         pytest.param(None, {"messages": []}, r"modelOptions\.messages", id="reserved-messages"),
         pytest.param(None, {"top_p": 0.5, "topP": 0.9}, "top_p, topP disagree", id="conflict"),

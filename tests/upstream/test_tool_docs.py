@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from tokengauge.counting.encodings import EncodingRegistry
@@ -182,3 +183,145 @@ def test_progressive_after_an_answer_shows_what_it_called():
     assert tools_as_sent(TOOLS, conversation(), "minimal", called={"run"}) == [
         minimal_tool(t) for t in TOOLS
     ]
+
+
+MCP_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "description": "Query an issue tracker.",
+    "properties": {
+        "filter": {
+            "oneOf": [
+                {"type": "string", "title": "Text", "minLength": 1},
+                {
+                    "type": "object",
+                    "properties": {"label": {"type": "string", "description": "A label."}},
+                    "required": ["label"],
+                    "additionalProperties": False,
+                },
+            ],
+            "description": "Text, or a label.",
+        },
+        "state": {"enum": ["open", "closed", None], "default": "open"},
+        "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100, "examples": [10]},
+        "range": {
+            "type": "array",
+            "prefixItems": [{"type": "string", "format": "date"}, {"type": "string"}],
+            "items": False,
+            "description": "From, to.",
+        },
+        "fields": {
+            "type": "array",
+            "items": {"allOf": [{"type": "string"}, {"not": {"const": "secret"}}]},
+            "uniqueItems": True,
+        },
+        "extra": {
+            "type": "object",
+            "patternProperties": {"^x-": {"type": "string", "description": "A header."}},
+            "additionalProperties": {"type": "number", "title": "Other"},
+        },
+        "sort": {
+            "if": {"properties": {"by": {"const": "date"}}},
+            "then": {"required": ["order"]},
+            "else": {"not": {"required": ["order"]}},
+            "properties": {"by": {"type": "string"}, "order": {"enum": ["asc", "desc"]}},
+        },
+        "target": {"$ref": "#/$defs/target"},
+    },
+    "required": ["filter"],
+    "$defs": {
+        "target": {
+            "type": "object",
+            "description": "Where.",
+            "properties": {"repo": {"type": "string", "pattern": "^[^/]+/[^/]+$"}},
+            "required": ["repo"],
+        }
+    },
+}
+MCP_INSTANCES: list[Any] = [
+    {},
+    {"filter": ""},
+    {"filter": "bug"},
+    {"filter": {"label": "bug"}},
+    {"filter": {"label": "bug", "color": "red"}},
+    {"filter": 3},
+    {"filter": "bug", "state": None},
+    {"filter": "bug", "state": "done"},
+    {"filter": "bug", "limit": None},
+    {"filter": "bug", "limit": 0},
+    {"filter": "bug", "limit": 100},
+    {"filter": "bug", "range": ["2026-11-01", "2026-11-24"]},
+    {"filter": "bug", "range": ["2026-11-01", "b", "c"]},
+    {"filter": "bug", "fields": ["title", "state"]},
+    {"filter": "bug", "fields": ["title", "secret"]},
+    {"filter": "bug", "fields": ["title", "title"]},
+    {"filter": "bug", "extra": {"x-a": "1", "other": 2}},
+    {"filter": "bug", "extra": {"x-a": 1}},
+    {"filter": "bug", "extra": {"other": "2"}},
+    {"filter": "bug", "sort": {"by": "date", "order": "asc"}},
+    {"filter": "bug", "sort": {"by": "date"}},
+    {"filter": "bug", "sort": {"by": "name", "order": "asc"}},
+    {"filter": "bug", "target": {"repo": "a/b"}},
+    {"filter": "bug", "target": {"repo": "a"}},
+    {"filter": "bug", "target": {}},
+]
+
+
+def verdicts(schema: Any, instances: list[Any]) -> list[bool]:
+    validator = jsonschema.Draft202012Validator(schema)
+    return [validator.is_valid(instance) for instance in instances]
+
+
+def test_the_minimal_schema_validates_exactly_what_the_whole_one_does():
+    """The real validator's verdicts agree on every instance, valid or not, for every construct
+    MCP tools use (oneOf, allOf, not, if/then/else, prefixItems, patternProperties, type lists,
+    $ref into $defs)."""
+    whole = verdicts(MCP_SCHEMA, MCP_INSTANCES)
+    assert whole.count(True) >= 10 and whole.count(False) >= 10  # the probes probe both ways
+    assert verdicts(minimal_schema(MCP_SCHEMA), MCP_INSTANCES) == whole
+
+
+SAMPLES: dict[str, Any] = {
+    "string": "x",
+    "number": 1.5,
+    "integer": 2,
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+
+
+def sample(prop: dict[str, Any], wrong: bool = False) -> Any:
+    """A value for a parameter: of its type (its first enum value), or of another type."""
+    kind = prop.get("type")
+    if wrong:
+        return 0 if kind == "string" else "x"
+    if "enum" in prop:
+        return prop["enum"][0]
+    return SAMPLES.get(kind, "x") if isinstance(kind, str) else "x"
+
+
+def probes(schema: dict[str, Any]) -> list[Any]:
+    """Instances around a tool's schema: nothing, the required parameters alone (of the right
+    type, and of a wrong one), and every parameter."""
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    return [
+        {},
+        {name: sample(properties.get(name, {})) for name in required},
+        {name: sample(properties.get(name, {}), wrong=True) for name in required},
+        {name: sample(prop) for name, prop in properties.items()},
+    ]
+
+
+def test_copilots_real_tools_validate_the_same_minimal():
+    raw = json.loads(gzip.decompress(COPILOT_TOOLS.read_bytes()))["tools"]
+    checked = 0
+    for tool in raw:
+        schema = tool.get("inputSchema") or {"type": "object"}
+        instances = probes(schema)
+        assert verdicts(minimal_schema(schema), instances) == verdicts(schema, instances), tool[
+            "name"
+        ]
+        checked += len(instances)
+    assert checked == 4 * len(raw)

@@ -4,7 +4,8 @@
   OpenAI dialect;
 - a thinking budget, for Anthropic models with extended thinking (Claude 3.7 and 4 on);
 - a context size, for models whose window is larger than the common 200k tier: a smaller window
-  keeps cost and latency down, and then is the window everything else uses (`ContextSizes`).
+  keeps cost and latency down, and then is the window everything else uses (`ContextSizes`);
+- how much tool documentation requests carry (`tool_docs`), for models that call tools.
 
 Each default is what the model's settings (`tokenGauge.models[].options`) already ask for.
 """
@@ -17,6 +18,7 @@ from typing import Final
 from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import Choice, ModelChoices
+from tokengauge.settings import TOOL_DOCS
 from tokengauge.upstream.options import REASONING_EFFORTS, ChatOptions, parse_model_options
 
 SMALL_CONTEXT: Final = 200_000
@@ -40,9 +42,10 @@ def model_choices(model: ModelSpec) -> ModelChoices | None:
         budget = Choice(budgets, chosen_budget if chosen_budget in budgets else 0)
     if model.context_window > SMALL_CONTEXT:
         size = Choice([SMALL_CONTEXT, model.context_window], model.context_window)
-    if effort is None and budget is None and size is None:
+    docs = Choice(list(TOOL_DOCS), model.tool_docs) if model.tool_calling else None
+    if effort is None and budget is None and size is None and docs is None:
         return None
-    return ModelChoices(effort, budget, size)
+    return ModelChoices(effort, budget, size, docs)
 
 
 def _settings(model: ModelSpec) -> ChatOptions:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 import attrs
 
 from tokengauge.messages import InvalidInput
+from tokengauge.settings import TOOL_DOCS, ToolDocs
 
 ToolMode = Literal["auto", "required"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
@@ -41,6 +42,7 @@ _ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "thinking_budget": ("thinking_budget", "thinkingBudget", "budget_tokens", "budgetTokens"),
     "stop": ("stop", "stop_sequences", "stopSequences"),
     "context_size": ("context_size", "contextSize"),
+    "tool_docs": ("tool_docs", "toolDocs"),
 }
 _KNOWN_KEYS: Final = frozenset(key for keys in _ALIASES.values() for key in keys)
 # The body's structure is ours: a passthrough key must not replace it.
@@ -70,6 +72,8 @@ class ChatOptions:
     """Stop sequences."""
     context_size: int | None = None
     """The window picked for the model (VS Code's model picker); never sent to the API."""
+    tool_docs: ToolDocs | None = None
+    """How much tool documentation to send (VS Code's model picker); never sent to the API."""
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Unknown keys, merged into the request body last (provider-specific knobs)."""
 
@@ -124,13 +128,13 @@ def _stop(key: str, value: Any) -> list[str] | None:
     raise InvalidInput(f"invalid modelOptions.{key}: expected a string or a list of strings")
 
 
-def _reasoning_effort(key: str, value: Any) -> ReasoningEffort | None:
-    if value is None:
-        return None
-    if value not in REASONING_EFFORTS:
-        choices = ", ".join(REASONING_EFFORTS)
-        raise InvalidInput(f"invalid modelOptions.{key}: expected one of {choices}, got {value!r}")
-    return cast("ReasoningEffort", value)
+def _one_of(key: str, value: Any, choices: tuple[str, ...]) -> Any:
+    """`value` if it is one of `choices` (None if absent); else `InvalidInput` naming them."""
+    if value is None or value in choices:
+        return value
+    raise InvalidInput(
+        f"invalid modelOptions.{key}: expected one of {', '.join(choices)}, got {value!r:.40}"
+    )
 
 
 def parse_tool_mode(tool_mode: Any) -> ToolMode:
@@ -169,14 +173,16 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
     budget_key, budget = _pick(model_options, "thinking_budget")
     stop_key, stop = _pick(model_options, "stop")
     size_key, size = _pick(model_options, "context_size")
+    docs_key, docs = _pick(model_options, "tool_docs")
     return ChatOptions(
         tool_mode=parse_tool_mode(tool_mode),
         temperature=_number(temperature_key, temperature, 0.0, 2.0),
         top_p=_number(top_p_key, top_p, 0.0, 1.0),
         max_tokens=_integer(max_tokens_key, max_tokens, 1),
-        reasoning_effort=_reasoning_effort(effort_key, effort),
+        reasoning_effort=_one_of(effort_key, effort, REASONING_EFFORTS),
         thinking_budget=_integer(budget_key, budget, 0),
         stop=_stop(stop_key, stop),
         context_size=_integer(size_key, size, 1_000),
+        tool_docs=_one_of(docs_key, docs, TOOL_DOCS),
         extra=extra,
     )

@@ -1,7 +1,8 @@
 // A model's options in VS Code's own UI: a Manage Models provider lists a reasoning model with a
-// 400K window; its row offers Thinking Effort and Context Size (the configurationSchema VS Code 1.139
-// reads), a person picks High and 200K, and the next request goes out with that effort while the
-// model's window, as VS Code and the status bar see it, becomes 200K.
+// 400K window; its row offers Thinking Effort, Context Size and Tool Documentation (the
+// configurationSchema VS Code 1.139 reads), a person picks High, 200K and Minimal, and the next
+// request goes out with that effort and its tool in short form, while the model's window, as VS Code
+// and the status bar see it, becomes 200K.
 'use strict';
 const assert = require('assert');
 const vscode = require('vscode');
@@ -52,6 +53,7 @@ describe('the model picker', function () {
         await ui([{ waitText: 'GPT-5 mini' }, { wait: 500 }]);
         await pick('Thinking Effort', 'High', 'picker-thinking-effort');
         await pick('Context Size', '200K', 'picker-context-size');
+        await pick('Tool Documentation', 'Minimal', 'picker-tool-docs');
         // As a person sees it: the gear's menu shows the pick (VS Code has stored it).
         await ui([
             { hover: ROW }, { click: `${ROW} .models-actions-column .action-label[aria-label="More Actions..."]` },
@@ -59,11 +61,20 @@ describe('the model picker', function () {
             { shot: 'picker-picked' }, { press: 'Escape' }, { press: 'Escape' }, { wait: 1000 },
         ]);
         const since = (await control('requests?route=chat')).requests.reduce((last, r) => Math.max(last, r.id), 0);
-        const response = await before.sendRequest([vscode.LanguageModelChatMessage.User('hi')], {});
+        const tool = {
+            name: 'read_file',
+            description: 'Read a file. Lines are 1-based.',
+            inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'The file.' } }, required: ['path'] },
+        };
+        const response = await before.sendRequest([vscode.LanguageModelChatMessage.User('hi')], { tools: [tool] });
         for await (const part of response.text) void part;
         const [sent] = (await control(`requests?route=chat&since=${since}`)).requests;
         assert.strictEqual(sent.json.reasoning_effort, 'high');
         assert.ok(!('contextSize' in sent.json), 'the context size is not the API\'s business');
+        assert.ok(!('toolDocs' in sent.json), 'nor is the tool documentation');
+        assert.deepStrictEqual(sent.json.tools[0].function, {
+            name: 'read_file', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        });
         const after = await until('the 200K window', async () => {
             const model = await ours();
             return model && model.maxInputTokens < 200000 && model;

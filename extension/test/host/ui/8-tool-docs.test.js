@@ -12,6 +12,8 @@ const { agentReady } = require('../reasoning');
 const { ui } = require('../ui');
 
 const MODEL = 'qwen3-coder';
+const PROVIDER = { id: 'docs-test', dialect: 'openai', baseUrl: `${process.env.TG_UPSTREAM}/v1`, discover: false };
+const ENTRY = { id: MODEL, provider: PROVIDER.id, name: 'Qwen3 Coder', contextWindow: 32768, maxOutputTokens: 4096, toolDocs: 'progressive' };
 const PAGE = '#tg-dashboard';
 const api = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
 
@@ -44,10 +46,7 @@ describe('progressive tool documentation in the Copilot agent', function () {
             reply: { scripted_calls: true, documented_only: true },
             models: [...config.models, { id: MODEL, context_window: 32768 }],
         });
-        await configure(
-            [{ id: 'docs-test', dialect: 'openai', baseUrl: `${process.env.TG_UPSTREAM}/v1`, discover: false }],
-            [{ id: MODEL, provider: 'docs-test', name: 'Qwen3 Coder', contextWindow: 32768, maxOutputTokens: 4096, toolDocs: 'progressive' }],
-        );
+        await configure([PROVIDER], [ENTRY]);
         await vscode.commands.executeCommand('tokenGauge.setApiKey', 'docs-test', process.env.TG_UI_KEY);
         await listed(MODEL);
         await agentReady(MODEL);
@@ -56,8 +55,10 @@ describe('progressive tool documentation in the Copilot agent', function () {
     });
 
     after(async () => {
-        await control('reset', { config: true });
-        await configure(...kept);  // the reloaded window finds the settings' models as they were
+        await control('config', { reply: { scripted_calls: false, documented_only: false } });
+        // The reloaded window finds the settings' models as they were, and this one: its turn is the
+        // last conversation request, which the status bar shows from the ledger after the reload.
+        await configure([...kept[0], PROVIDER], [...kept[1], ENTRY]);
     });
 
     it('sends minimal tools until one is called, and the calls made against them work', async () => {
