@@ -1,21 +1,24 @@
-"""Bundle tokengauge and its dependencies for the VSIX, for every supported CPython.
+"""Bundle tokengauge and its dependencies for the VSIX of one platform, for every supported CPython.
 
-tiktoken and regex are compiled wheels, so the VSIX carries one set of libraries per CPython minor
-version. Everything that is the same for all of them (the pure-Python packages, tokengauge itself)
-is kept once in ``common``; what differs (compiled wheels, version-conditional dependencies) goes to
+tiktoken and regex are compiled wheels, so each platform has its own VSIX (`vsce package
+--target`, `TARGETS`), and each VSIX carries one set of libraries per CPython minor version.
+Everything that is the same for all of them (the pure-Python packages, tokengauge itself) is kept
+once in ``common``; what differs (compiled wheels, version-conditional dependencies) goes to
 ``cp3XX``. The extension puts ``cp3XX`` and then ``common`` on ``PYTHONPATH``.
 
 Wheels come from the package index (resolved by uv for each target version and platform), never
-from a local interpreter, so one machine builds the layout for all versions. The pure-Python
-distributions are pinned, for every version, to what the oldest version resolved, so that each is
-kept once. Only what the server runs ships: no bytecode, tests, type stubs, debug symbols or
-installer records (each distribution keeps its METADATA headers and its licence files).
+from a local interpreter, so one machine builds the layout for all versions and platforms. The
+pure-Python distributions are pinned, for every version, to what the oldest version resolved, so
+that each is kept once. Only what the server runs ships: no bytecode, tests, type stubs, debug
+symbols or installer records (each distribution keeps its METADATA headers and its licence files).
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import os
+import platform
 import re
 import shutil
 import subprocess
@@ -26,7 +29,17 @@ from pathlib import Path
 from typing import Final
 
 PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-PLATFORM = "x86_64-manylinux_2_28"  # tiktoken's wheels need glibc 2.28 (Debian 10+, Ubuntu 18.10+)
+TARGETS: Final = {
+    # tiktoken's Linux wheels need glibc 2.28 (Debian 10+, Ubuntu 18.10+, RHEL 8+).
+    "linux-x64": "x86_64-manylinux_2_28",
+    "linux-arm64": "aarch64-manylinux_2_28",
+    "darwin-x64": "x86_64-apple-darwin",
+    "darwin-arm64": "aarch64-apple-darwin",
+    "win32-x64": "x86_64-pc-windows-msvc",
+}
+"""VS Code's platform targets (`vsce package --target`) → uv's `--python-platform`."""
+MACOS_MINIMUM: Final = "11.0"
+"""The oldest macOS the wheels may need (VS Code's own minimum)."""
 REPO = Path(__file__).resolve().parent.parent
 
 LEFT_OUT: Final = {
@@ -49,15 +62,27 @@ def version_dir_name(version: str) -> str:
 
 def build_wheel(dest: Path) -> Path:
     """Build tokengauge's own (pure-Python) wheel into ``dest`` and return its path."""
+    # setuptools builds in the repository's build/ and keeps what an earlier build left there:
+    # modules since moved or deleted would ship.
+    shutil.rmtree(REPO / "build", ignore_errors=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
     subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dest), str(REPO)], check=True)
     (wheel,) = dest.glob("tokengauge-*.whl")
     return wheel
 
 
-def install_for(version: str, wheel: Path, target: Path, pins: Path, never: Path) -> None:
-    """Install ``wheel`` and its dependencies as CPython ``version`` on Linux x86_64 would get them,
-    within the versions ``pins`` allows and without the distributions ``never`` names.
+def host_target() -> str:
+    """This machine's VS Code platform target (`linux-x64`, `darwin-arm64`, …)."""
+    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[platform.system()]
+    machine = platform.machine().lower()
+    return f"{system}-{'arm64' if machine in ('arm64', 'aarch64') else 'x64'}"
+
+
+def install_for(
+    version: str, wheel: Path, target: Path, pins: Path, never: Path, platform_target: str
+) -> None:
+    """Install ``wheel`` and its dependencies as CPython ``version`` on ``platform_target`` would
+    get them, within the versions ``pins`` allows and without the distributions ``never`` names.
 
     uv rather than pip: pip's ``--python-version`` does not apply to environment markers, so it
     would leave out e.g. ``exceptiongroup; python_version < "3.11"``.
@@ -66,11 +91,14 @@ def install_for(version: str, wheel: Path, target: Path, pins: Path, never: Path
         [
             *(sys.executable, "-m", "uv", "pip", "install", "--quiet", "--no-config"),
             *("--target", str(target), "--only-binary", ":all:"),
-            *("--python-version", version, "--python-platform", PLATFORM),
+            # Copies, not links into uv's cache: the files are trimmed and stripped in place.
+            *("--link-mode", "copy"),
+            *("--python-version", version, "--python-platform", TARGETS[platform_target]),
             *("--constraints", str(pins), "--overrides", str(never)),
             str(wheel),
         ],
         check=True,
+        env={**os.environ, "MACOSX_DEPLOYMENT_TARGET": MACOS_MINIMUM},
     )
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts
     (target / ".lock").unlink(missing_ok=True)  # uv's, while it installed
@@ -108,8 +136,9 @@ def remove_unused(folder: Path) -> None:
 
 
 def trim_dist_info(info: Path) -> None:
-    """Keep a distribution's METADATA headers (name, version, licence; not the long description)
-    and its licence files; drop the installer's records."""
+    """Keep a distribution's METADATA headers (name, version, licence; not the long description),
+    its WHEEL file (the platform and Python its files were built for) and its licence files; drop
+    the installer's records."""
     for path in sorted(info.rglob("*"), reverse=True):
         relative = path.relative_to(info)
         if path.is_dir():
@@ -117,13 +146,29 @@ def trim_dist_info(info: Path) -> None:
                 path.rmdir()
         elif relative == Path("METADATA"):
             headers, _, _ = path.read_text(encoding="utf-8").partition("\n\n")
-            path.write_text(headers + "\n", encoding="utf-8")
-        elif relative.parts[0] != "licenses" and not LICENCE.match(path.name):
+            path.write_text(headers.rstrip("\n") + "\n", encoding="utf-8")
+        elif (
+            relative.parts[0] != "licenses"
+            and path.name != "WHEEL"
+            and not LICENCE.match(path.name)
+        ):
             path.unlink()
 
 
-def strip_symbols(folder: Path) -> None:
-    """Strip compiled extensions of what only a debugger reads (debug info, local symbols)."""
+def _kept(relative: Path) -> bool:
+    """Whether a file of a dist-info (its path inside) is one `trim_dist_info` keeps."""
+    return (
+        relative.parts[0] == "licenses"
+        or relative.name == "WHEEL"
+        or bool(LICENCE.match(relative.name))
+    )
+
+
+def strip_symbols(folder: Path, platform_target: str) -> None:
+    """Strip compiled extensions of what only a debugger reads (debug info, local symbols): this
+    machine's strip, for this machine's platform only (another's may need another strip)."""
+    if platform_target != host_target():
+        return
     strip = shutil.which("strip")
     if strip is None:
         print("== no `strip` on PATH: the compiled extensions keep their debug symbols")
@@ -173,8 +218,12 @@ def folder_size(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def bundle(out: Path, versions: tuple[str, ...] = PYTHON_VERSIONS) -> None:
-    """Write ``out/common`` and ``out/cp3XX`` for each version, replacing what was there."""
+def bundle(
+    out: Path, versions: tuple[str, ...] = PYTHON_VERSIONS, platform_target: str | None = None
+) -> None:
+    """Write ``out/common`` and ``out/cp3XX`` for each version and one platform (this machine's
+    by default), replacing what was there."""
+    platform_target = platform_target or host_target()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="tg-wheel-") as tmp:
@@ -185,14 +234,15 @@ def bundle(out: Path, versions: tuple[str, ...] = PYTHON_VERSIONS) -> None:
         per_version: dict[str, Path] = {}
         for version in sorted(versions, key=lambda v: tuple(map(int, v.split(".")))):
             target = out / version_dir_name(version)
-            print(f"== bundling for CPython {version} → {target.relative_to(REPO)}", flush=True)
-            install_for(version, wheel, target, pins, never)
+            where = target.relative_to(REPO) if target.is_relative_to(REPO) else target
+            print(f"== bundling for CPython {version} on {platform_target} → {where}", flush=True)
+            install_for(version, wheel, target, pins, never, platform_target)
             if not per_version:
                 pins.write_text("".join(f"{pin}\n" for pin in pure_pins(target)))
             per_version[version] = target
     for folder in per_version.values():
         remove_unused(folder)
-        strip_symbols(folder)
+        strip_symbols(folder, platform_target)
     moved = split_common(per_version, out / "common")
     print(f"== common to all: {len(moved)} entries, {folder_size(out / 'common') / 1e6:.1f} MB")
     for version, folder in per_version.items():
@@ -215,10 +265,11 @@ def refresh_server(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``python scripts/bundle_libs.py [--out bundled/libs] [--python 3.X ...]
-    [--refresh-server]``."""
+    [--target linux-x64|...] [--refresh-server]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bundled" / "libs")
     parser.add_argument("--python", action="append", choices=PYTHON_VERSIONS, dest="versions")
+    parser.add_argument("--target", choices=tuple(TARGETS), help="platform (this machine's)")
     parser.add_argument(
         "--refresh-server",
         action="store_true",
@@ -228,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.refresh_server:
         refresh_server(args.out.resolve())
     else:
-        bundle(args.out.resolve(), tuple(args.versions or PYTHON_VERSIONS))
+        bundle(args.out.resolve(), tuple(args.versions or PYTHON_VERSIONS), args.target)
 
 
 if __name__ == "__main__":

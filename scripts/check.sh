@@ -16,6 +16,9 @@ TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || st
 # The counting benchmark once, one session per counter: it fails only if counting breaks.
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" TG_BENCH_REPS=1 bash bench/count_compare.sh || status=1
 
+# Every platform's VSIX, for tests/test_platform_vsix.py (this machine's last: the dev extension's).
+bash scripts/build-vsix-all.sh || status=1
+
 "$VENV/bin/python" -m pytest -q "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

@@ -18,7 +18,7 @@ PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
 SUITES=${TG_HOST_SUITES:-dev ui vsix copilot}
 VERSION=$(node -p 'require("./package.json").version')
-VSIX=$REPO/tokengauge-$VERSION-linux-x64.vsix
+VSIX=$REPO/tokengauge-$VERSION-$(node -p '`${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`').vsix  # this machine's
 
 bash scripts/vscode-host/setup.sh || exit 1
 npm run --silent build || exit 1
@@ -40,6 +40,10 @@ URL=$(head -n 1 "$WORK/upstream.out")
 mkdir -p "$WORK/consumer"
 cp -r extension/test/consumer "$WORK/consumer/extension"
 (cd "$WORK/consumer" && "$PY" -m zipfile -c consumer.vsix extension) || exit 1
+# A stand-in for the Python extension (ms-python.python), whose API names the interpreter.
+mkdir -p "$WORK/python-stub"
+cp -r extension/test/python-stub "$WORK/python-stub/extension"
+(cd "$WORK/python-stub" && "$PY" -m zipfile -c python-stub.vsix extension) || exit 1
 
 settings() {  # settings.json for tokengauge pointed at the test upstream, with this Python
     cat <<JSON
@@ -114,9 +118,12 @@ for suite in $SUITES; do
                 echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)" | tee "$log"
                 rc=1
             else
-                settings "$VSIX_PY" > "$WORK/vsix-settings.json"
+                # No tokenGauge.pythonPath: the Python extension's interpreter is the one found.
+                settings "" | sed "s|\"tokenGauge.pythonPath\": \"\",|\"python.defaultInterpreterPath\": \"$VSIX_PY\",|" \
+                    > "$WORK/vsix-settings.json"
                 bash scripts/vscode-host/run-ext-tests.sh extension/test/consumer extension/test/host/index.js \
-                    "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" 2>&1 | tee "$log"
+                    "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" \
+                    --install-vsix "$WORK/python-stub/python-stub.vsix" 2>&1 | tee "$log"
                 rc=${PIPESTATUS[0]}
             fi;;
         ui)

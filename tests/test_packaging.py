@@ -20,13 +20,13 @@ from typing import IO, Any
 
 import pytest
 
-from scripts.bundle_libs import LEFT_OUT, LICENCE, PYTHON_VERSIONS, version_dir_name
+from scripts.bundle_libs import LEFT_OUT, LICENCE, PYTHON_VERSIONS, host_target, version_dir_name
 from tests.harness.lsp import frame, read_frame
 from tests.lsp.helpers import init_options, text_message
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION = json.loads((REPO / "package.json").read_text())["version"]
-VSIX = REPO / f"tokengauge-{VERSION}-linux-x64.vsix"
+VSIX = REPO / f"tokengauge-{VERSION}-{host_target()}.vsix"  # the one this machine can run
 SAMPLE = REPO / "tests" / "data" / "copilot-request.json"
 SESSION_TIMEOUT_S = 120
 
@@ -147,7 +147,8 @@ def test_only_what_runs_ships(vsix_names: list[str]) -> None:
     assert {info.name.split("-")[0] for info in infos}.isdisjoint(left_out)
     for info, files in infos.items():
         licences = [f for f in files if f.parts[0] == "licenses" or LICENCE.match(f.name)]
-        assert set(files) - set(licences) == {PurePosixPath("METADATA")}, info
+        kept = {PurePosixPath("METADATA"), PurePosixPath("WHEEL")}  # WHEEL: its platform tags
+        assert set(files) - set(licences) == kept, info
         assert licences or info.name.startswith("tokengauge-"), f"{info} has no licence file"
 
 
@@ -156,6 +157,12 @@ def test_pure_python_kept_once(unpacked: Path) -> None:
     folders = [libs / version_dir_name(v) for v in PYTHON_VERSIONS]
     in_all = set.intersection(*({p.name for p in folder.iterdir()} for folder in folders))
     pure = [n for n in in_all if not any(f for d in folders for f in (d / n).rglob("*.so"))]
+    # A compiled distribution's record: its WHEEL names each version's own tag.
+    records = [n for n in pure if n.endswith(".dist-info")]
+    for name in records:
+        tags = {(folder / name / "WHEEL").read_text() for folder in folders}
+        assert len(tags) == len(folders), f"{name}: the same WHEEL in every version"
+    pure = [n for n in pure if n not in records]
     assert not pure, f"the same in every version, yet not in common: {pure}"
 
 

@@ -1,4 +1,10 @@
-/** Finding a Python ≥ 3.10 to run the server, with a clear message when there is none. */
+/**
+ * Finding a Python ≥ 3.10 to run the server: the `tokenGauge.pythonPath` setting when it is set
+ * (the person chose it: nothing else is tried), else the Python extension's active interpreter
+ * when that extension is installed (its published API, `@vscode/python-extension`), else PATH:
+ * `python3`, `python`, and on Windows the launcher `py -3`. When none will do, the error says what
+ * each candidate was and which ways out there are.
+ */
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -6,42 +12,102 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 export const MIN_PYTHON: [number, number] = [3, 10];
 
-export interface PythonFound {
+/** A way to run Python: a program and the arguments that come before the script's. */
+export interface PythonCommand {
     command: string;
+    args: string[];
+    /** Where it came from, as a person would say it. */
+    source: string;
+}
+
+export interface PythonFound extends PythonCommand {
     version: [number, number];
 }
 
-export class PythonNotFoundError extends Error {}
+/** The ways out of a missing or too old Python, for the error's buttons. */
+export type PythonRemedy = 'install' | 'choose' | 'getPythonExtension' | 'setPath';
 
-async function versionOf(command: string): Promise<[number, number] | undefined> {
+export class PythonNotFoundError extends Error {
+    constructor(
+        message: string,
+        readonly remedies: PythonRemedy[],
+    ) {
+        super(message);
+    }
+}
+
+/** Runs `python -c` on a candidate: its version, or undefined if it did not run. */
+export type Probe = (candidate: PythonCommand) => Promise<[number, number] | undefined>;
+
+export interface PythonSources {
+    /** `tokenGauge.pythonPath` ('' when unset). */
+    configured: string;
+    /** The Python extension's active interpreter: undefined when it has none; null when the
+     * extension is not installed. */
+    fromPythonExtension: () => Promise<string | undefined | null>;
+    platform?: NodeJS.Platform;
+    probe?: Probe;
+}
+
+export const versionOf: Probe = async ({ command, args }) => {
     try {
-        const { stdout } = await run(command, ['-c', 'import sys; print(*sys.version_info[:2])'], {
+        const { stdout } = await run(command, [...args, '-c', 'import sys; print(*sys.version_info[:2])'], {
             timeout: 15_000,
+            windowsHide: true,
         });
         const [major, minor] = stdout.trim().split(' ').map(Number);
         return Number.isInteger(major) && Number.isInteger(minor) ? [major, minor] : undefined;
     } catch {
         return undefined;
     }
-}
+};
 
 function atLeast([major, minor]: [number, number]): boolean {
     return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
 }
 
-/** The configured interpreter, else `python3`, else `python` on PATH. */
-export async function findPython(configured: string): Promise<PythonFound> {
-    const candidates = configured ? [configured] : ['python3', 'python'];
+const shown = ({ command, args }: PythonCommand): string => [command, ...args].join(' ');
+
+/** The candidates in the order they are tried, and whether the Python extension is installed. */
+async function candidates(sources: PythonSources): Promise<{ list: PythonCommand[]; pythonExtension: boolean }> {
+    if (sources.configured) {
+        return { list: [{ command: sources.configured, args: [], source: 'the tokenGauge.pythonPath setting' }], pythonExtension: true };
+    }
+    const list: PythonCommand[] = [];
+    const active = await sources.fromPythonExtension().catch(() => undefined);
+    if (active) {
+        list.push({ command: active, args: [], source: "the Python extension's interpreter" });
+    }
+    list.push({ command: 'python3', args: [], source: 'PATH' }, { command: 'python', args: [], source: 'PATH' });
+    if ((sources.platform ?? process.platform) === 'win32') {
+        list.push({ command: 'py', args: ['-3'], source: 'the Python launcher' });
+    }
+    return { list, pythonExtension: active !== null };
+}
+
+/** The first candidate that is a Python ≥ 3.10; else `PythonNotFoundError`. */
+export async function findPython(sources: PythonSources): Promise<PythonFound> {
+    const probe = sources.probe ?? versionOf;
+    const { list, pythonExtension } = await candidates(sources);
     const tried: string[] = [];
-    for (const command of candidates) {
-        const version = await versionOf(command);
+    for (const candidate of list) {
+        const version = await probe(candidate);
         if (version && atLeast(version)) {
-            return { command, version };
+            return { ...candidate, version };
         }
-        tried.push(version ? `${command} is Python ${version.join('.')}` : `${command} did not run`);
+        tried.push(`${shown(candidate)} (${candidate.source}) ${version ? `is Python ${version.join('.')}` : 'did not run'}`);
+    }
+    const needed = `Python ${MIN_PYTHON.join('.')} or newer`;
+    if (sources.configured) {
+        throw new PythonNotFoundError(
+            `Token Gauge needs ${needed} for its counting server: ${tried[0]}. ` +
+                'Set tokenGauge.pythonPath to a suitable interpreter, or clear it to use the one found on its own.',
+            ['setPath', 'install'],
+        );
     }
     throw new PythonNotFoundError(
-        `tokengauge needs Python ${MIN_PYTHON.join('.')} or newer (${tried.join('; ')}). ` +
-            'Set "tokenGauge.pythonPath" to a suitable interpreter.',
+        `Token Gauge needs ${needed} for its counting server and found none: ${tried.join('; ')}. ` +
+            'Install Python, choose an interpreter, or set tokenGauge.pythonPath.',
+        pythonExtension ? ['install', 'choose', 'setPath'] : ['install', 'getPythonExtension', 'setPath'],
     );
 }

@@ -19,11 +19,23 @@ import {
 import { messageOf, PlainError } from './errors';
 import { LevelledChannel } from './logChannel';
 import { NotificationParams, Requests } from './protocol';
-import { findPython, PythonNotFoundError } from './python';
+import { findPython, PythonNotFoundError, PythonRemedy } from './python';
+import { activeInterpreter, PVSC_EXTENSION_ID } from './pythonExtension';
 import { initializationOptions, ISettings } from './settings';
 
 const MAX_RESTARTS = 5;
 const STARTING_WAIT_MS = 30_000;
+/** What each way out of a missing Python is called on its button, and does. */
+const REMEDIES: Record<PythonRemedy, { label: string; run: () => Thenable<unknown> }> = {
+    install: { label: 'Install Python', run: () => vscode.env.openExternal(vscode.Uri.parse('https://www.python.org/downloads/')) },
+    choose: { label: 'Choose Interpreter', run: () => vscode.commands.executeCommand('python.setInterpreter') },
+    getPythonExtension: {
+        label: 'Get the Python Extension',
+        run: () => vscode.commands.executeCommand('workbench.extensions.action.showExtensionsWithIds', [PVSC_EXTENSION_ID]),
+    },
+    setPath: { label: 'Set Python Path', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'tokenGauge.pythonPath') },
+};
+
 const NOT_RUNNING =
     'The Token Gauge server is not running. Run "Token Gauge: Restart Server"; "Token Gauge: Show Logs" says why it stopped.';
 
@@ -112,16 +124,17 @@ export class ServerConnection implements vscode.Disposable {
 
     private async launch(settings: ISettings): Promise<void> {
         await this.stop();
-        const python = await findPython(settings.pythonPath);
+        const python = await findPython({ configured: settings.pythonPath, fromPythonExtension: activeInterpreter });
         const extra = bundledPythonPath(this.context.extensionPath, python.version);
         const env = { ...process.env };
         if (extra.length) {
             env.PYTHONPATH = [...extra, env.PYTHONPATH].filter(Boolean).join(path.delimiter);
         }
-        this.log.info(`starting the Token Gauge server with ${python.command} (Python ${python.version.join('.')})`);
+        const shown = [python.command, ...python.args].join(' ');
+        this.log.info(`starting the Token Gauge server with ${shown} (Python ${python.version.join('.')}, from ${python.source})`);
         const serverOptions: ServerOptions = {
             command: python.command,
-            args: ['-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
+            args: [...python.args, '-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
             options: { env },
         };
         const storage = this.context.globalStorageUri.fsPath;
@@ -152,18 +165,24 @@ export class ServerConnection implements vscode.Disposable {
     }
 
     /**
-     * Start, or show why it could not: the error is logged and shown with the one action that
-     * helps (set the Python path, or show the logs).
+     * Start, or show why it could not: the error is logged and shown with the actions that help
+     * (for a missing Python: install one, choose one, get the Python extension, set the path;
+     * otherwise: show the logs).
      */
     async startOrExplain(settings: ISettings): Promise<void> {
         try {
             await this.start(settings);
         } catch (error) {
             this.log.error(messageOf(error));
-            const action = error instanceof PythonNotFoundError ? 'Set Python Path' : 'Show Logs';
-            const choice = await vscode.window.showErrorMessage(`Token Gauge: ${messageOf(error)}`, action);
-            if (choice === 'Set Python Path') {
-                await vscode.commands.executeCommand('workbench.action.openSettings', 'tokenGauge.pythonPath');
+            const remedies = error instanceof PythonNotFoundError ? error.remedies : [];
+            const labels = remedies.map((remedy) => REMEDIES[remedy].label);
+            const choice = await vscode.window.showErrorMessage(
+                messageOf(error).startsWith('Token Gauge') ? messageOf(error) : `Token Gauge: ${messageOf(error)}`,
+                ...(labels.length ? labels : ['Show Logs']),
+            );
+            const remedy = remedies.find((r) => REMEDIES[r].label === choice);
+            if (remedy) {
+                await REMEDIES[remedy].run();
             } else if (choice === 'Show Logs') {
                 this.log.show();
             }

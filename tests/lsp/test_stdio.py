@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,21 @@ def test_pipes_are_read_by_the_event_loop_and_files_are_not(tmp_path):
     (tmp_path / "input").write_bytes(b"")
     with (tmp_path / "input").open("rb") as regular:
         assert not can_read_as_pipe(regular)
+
+
+def test_on_windows_even_a_pipe_is_read_by_a_thread(monkeypatch):
+    """Windows' event loop (proactor) cannot watch a pipe handed over as stdin: a thread reads it,
+    as pygls' own reader would."""
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(os.dup(read_end), "rb") as pipe:
+            monkeypatch.setattr(sys, "platform", "win32")
+            assert not can_read_as_pipe(pipe)
+            monkeypatch.setattr(sys, "platform", "linux")
+            assert can_read_as_pipe(pipe)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
 def test_dev_null_is_read_by_a_thread_and_ends_the_server():

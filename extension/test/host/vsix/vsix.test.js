@@ -1,6 +1,8 @@
 // The packaged tokengauge VSIX, installed with --install-extension, driven from a second extension
 // (extension/test/consumer is the development extension in this run). tokengauge runs on a bare
-// Python (TG_VSIX_PYTHON) so that everything it imports must come from the VSIX's bundled libraries.
+// Python (TG_VSIX_PYTHON) so that everything it imports must come from the VSIX's bundled libraries;
+// tokenGauge.pythonPath is not set, and the Python extension (a stand-in with its API,
+// extension/test/python-stub) names that Python as its interpreter.
 'use strict';
 const assert = require('assert');
 const { execFileSync } = require('child_process');
@@ -46,7 +48,8 @@ describe('the installed VSIX', function () {
         console.log(`    activation to first count: ${(process.uptime() * 1000).toFixed(0)} ms after the extension host started`);
     });
 
-    it('runs its server on the bare Python with only the bundled libraries', async () => {
+    it("runs its server on the Python extension's interpreter, a bare Python with only the bundled libraries", async () => {
+        assert.strictEqual(vscode.workspace.getConfiguration('tokenGauge').get('pythonPath'), '');
         const api = await vscode.extensions.getExtension(TOKENGAUGE).activate();
         const { pid } = await api.usage();
         const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

@@ -1,0 +1,74 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+
+import { findPython, PythonCommand, PythonNotFoundError } from '../../src/python';
+
+/** A probe that knows these commands' versions (the rest do not run), and records what it ran. */
+function machine(versions: Record<string, [number, number]>) {
+    const ran: string[] = [];
+    const probe = ({ command, args }: PythonCommand) => {
+        const line = [command, ...args].join(' ');
+        ran.push(line);
+        return Promise.resolve(versions[line]);
+    };
+    return { probe, ran };
+}
+
+const noExtension = () => Promise.resolve(null);
+const selected = (path: string | undefined) => () => Promise.resolve(path);
+
+void test('the setting, when set, is the only candidate', async () => {
+    const { probe, ran } = machine({ '/opt/py/bin/python3.12': [3, 12], python3: [3, 13] });
+    const found = await findPython({ configured: '/opt/py/bin/python3.12', fromPythonExtension: selected('/x'), probe });
+    assert.deepEqual([found.command, found.version, found.source], ['/opt/py/bin/python3.12', [3, 12], 'the tokenGauge.pythonPath setting']);
+    assert.deepEqual(ran, ['/opt/py/bin/python3.12']);
+    const old = machine({ '/usr/bin/python3.8': [3, 8], python3: [3, 13] });
+    await assert.rejects(
+        findPython({ configured: '/usr/bin/python3.8', fromPythonExtension: noExtension, probe: old.probe }),
+        (error: unknown) => error instanceof PythonNotFoundError
+            && /\/usr\/bin\/python3\.8 \(the tokenGauge\.pythonPath setting\) is Python 3\.8/.test(error.message)
+            && error.remedies.join() === 'setPath,install',
+    );
+    assert.deepEqual(old.ran, ['/usr/bin/python3.8']);
+});
+
+void test("the Python extension's interpreter comes before PATH", async () => {
+    const { probe, ran } = machine({ '/home/me/.venv/bin/python': [3, 11], python3: [3, 13] });
+    const found = await findPython({ configured: '', fromPythonExtension: selected('/home/me/.venv/bin/python'), probe });
+    assert.deepEqual([found.command, found.source], ['/home/me/.venv/bin/python', "the Python extension's interpreter"]);
+    assert.deepEqual(ran, ['/home/me/.venv/bin/python']);
+    // Its interpreter too old: PATH is next.
+    const next = machine({ '/old/python': [3, 9], python: [3, 10] });
+    const fallback = await findPython({ configured: '', fromPythonExtension: selected('/old/python'), probe: next.probe });
+    assert.deepEqual([fallback.command, fallback.source], ['python', 'PATH']);
+    assert.deepEqual(next.ran, ['/old/python', 'python3', 'python']);
+});
+
+void test('on Windows the launcher `py -3` is tried last, and runs the server with its argument', async () => {
+    const { probe, ran } = machine({ 'py -3': [3, 12] });
+    const found = await findPython({ configured: '', fromPythonExtension: noExtension, probe, platform: 'win32' });
+    assert.deepEqual([found.command, found.args, found.source], ['py', ['-3'], 'the Python launcher']);
+    assert.deepEqual(ran, ['python3', 'python', 'py -3']);
+    const linux = machine({ 'py -3': [3, 12] });
+    await assert.rejects(findPython({ configured: '', fromPythonExtension: noExtension, probe: linux.probe, platform: 'linux' }));
+    assert.deepEqual(linux.ran, ['python3', 'python']);
+});
+
+void test('with no Python at all, the error says what each candidate was and offers the ways out', async () => {
+    const { probe } = machine({ python: [2, 7] });
+    await assert.rejects(
+        findPython({ configured: '', fromPythonExtension: noExtension, probe, platform: 'win32' }),
+        (error: unknown) => {
+            assert.ok(error instanceof PythonNotFoundError);
+            assert.match(error.message, /needs Python 3\.10 or newer for its counting server and found none/);
+            assert.match(error.message, /python3 \(PATH\) did not run; python \(PATH\) is Python 2\.7; py -3 \(the Python launcher\) did not run/);
+            assert.deepEqual(error.remedies, ['install', 'getPythonExtension', 'setPath']);
+            return true;
+        },
+    );
+    // With the Python extension installed (no interpreter selected): choose one there.
+    await assert.rejects(
+        findPython({ configured: '', fromPythonExtension: selected(undefined), probe }),
+        (error: unknown) => error instanceof PythonNotFoundError && error.remedies.join() === 'install,choose,setPath',
+    );
+});
