@@ -100,6 +100,14 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         }),
     );
 
+    server.onStartFailed((reason) =>
+        statusBar.update({
+            text: '$(error) Token Gauge',
+            tooltip: `The Token Gauge server could not start. ${reason}`,
+            severity: 'error',
+        }),
+    );
+
     const start = (): Promise<void> => server.startOrExplain(readSettings());
     context.subscriptions.push(
         log,

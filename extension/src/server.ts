@@ -25,6 +25,8 @@ import { initializationOptions, ISettings } from './settings';
 
 const MAX_RESTARTS = 5;
 const STARTING_WAIT_MS = 30_000;
+/** How long a restart waits for the old server to stop. */
+const STOP_WAIT_MS = 5_000;
 /** What each way out of a missing Python is called on its button, and does. */
 const REMEDIES: Record<PythonRemedy, { label: string; run: () => Thenable<unknown> }> = {
     install: { label: 'Install Python', run: () => vscode.env.openExternal(vscode.Uri.parse('https://www.python.org/downloads/')) },
@@ -83,6 +85,9 @@ export class ServerConnection implements vscode.Disposable {
     private readonly lost = new vscode.EventEmitter<void>();
     /** Fires when the server stopped without being asked to (it crashed more often than it may restart). */
     readonly onLost = this.lost.event;
+    private readonly failed = new vscode.EventEmitter<string>();
+    /** Fires with the reason when the server could not start (no suitable Python, …). */
+    readonly onStartFailed = this.failed.event;
 
     constructor(
         private readonly context: vscode.ExtensionContext,
@@ -174,6 +179,7 @@ export class ServerConnection implements vscode.Disposable {
             await this.start(settings);
         } catch (error) {
             this.log.error(messageOf(error));
+            this.failed.fire(messageOf(error));
             const remedies = error instanceof PythonNotFoundError ? error.remedies : [];
             const labels = remedies.map((remedy) => REMEDIES[remedy].label);
             const choice = await vscode.window.showErrorMessage(
@@ -215,17 +221,37 @@ export class ServerConnection implements vscode.Disposable {
         return this.client?.state === State.Running;
     }
 
+    /**
+     * Stop the server, waiting at most `STOP_WAIT_MS`: a client whose start never completed (its
+     * connection failed while starting) may never finish stopping, and a restart must not wait
+     * for it (the old process ends with its closed stdin).
+     */
     async stop(): Promise<void> {
         const client = this.client;
         this.client = undefined;
         if (client && client.state !== State.Stopped) {
-            await client.stop().catch((error: unknown) => this.log.warn(`stopping: ${String(error)}`));
+            const stopped = client.stop().then(
+                () => true,
+                (error: unknown) => {
+                    this.log.warn(`stopping: ${String(error)}`);
+                    return true;
+                },
+            );
+            let timer: NodeJS.Timeout | undefined;
+            const late = new Promise<boolean>((resolve) => {
+                timer = setTimeout(() => resolve(false), STOP_WAIT_MS);
+            });
+            if (!(await Promise.race([stopped, late]))) {
+                this.log.warn(`the server did not stop within ${STOP_WAIT_MS / 1000} s: going on without it`);
+            }
+            clearTimeout(timer);
         }
     }
 
     dispose(): void {
         this.running.dispose();
         this.lost.dispose();
+        this.failed.dispose();
         void this.stop();
     }
 }

@@ -1,6 +1,7 @@
 // No suitable Python, as a person meets it: tokenGauge.pythonPath names an interpreter that does
 // not run. The server cannot start; a notification says which interpreter it tried and what it was,
-// and offers the ways out (set the path, install Python). Pointed back at a working Python, the
+// and offers the ways out (set the path, install Python); the status bar says the server could not
+// start, and why. Pointed back at a working Python, the
 // server starts again and the models come back.
 'use strict';
 const assert = require('assert');
@@ -44,6 +45,9 @@ describe('no suitable Python', function () {
         );
         assert.deepStrictEqual(buttons, ['Set Python Path', 'Install Python']);
         await ui([{ shot: 'no-python' }]);
+        const status = vscode.extensions.getExtension('tokengauge.tokengauge').exports.statusShown();
+        assert.strictEqual(status.text, '$(error) Token Gauge');
+        assert.ok(status.tooltip.startsWith(`The Token Gauge server could not start. ${message}`), status.tooltip);
         await vscode.commands.executeCommand('notifications.hideList');
     });
 });
