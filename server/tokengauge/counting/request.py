@@ -235,14 +235,18 @@ class RequestCounter:
 
     def tools(self, tools: Sequence[Tool], given: Sequence[Tool] | None = None) -> ToolWalk:
         """The JSON tokens of the tools sent and the raw counts of the strings Copilot counts for
-        the tools it gave (`given`: their full form, when `tools` is a reduced one)."""
+        the tools it gave (`given`: their full form, in the same order, when `tools` is a reduced
+        one; only the tools sent reduced are counted twice)."""
         json_tokens = sum(self.text.count(tool_json(tool)) for tool in tools)
         walked = tools if given is None else given
         raws = tuple(self.text.count(s) for tool in walked for s in walk_strings(tool))
-        left_out = 0
-        if given is not None:
-            left_out = max(0, sum(self.text.count(tool_json(tool)) for tool in given) - json_tokens)
-        return ToolWalk(len(walked), json_tokens, raws, left_out)
+        reduced = (
+            [] if given is None else [(s, g) for s, g in zip(tools, given, strict=True) if s != g]
+        )
+        left_out = sum(
+            self.text.count(tool_json(g)) - self.text.count(tool_json(s)) for s, g in reduced
+        )
+        return ToolWalk(len(walked), json_tokens, raws, max(0, left_out))
 
     def request(
         self,
