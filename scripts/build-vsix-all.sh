@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=$(node -p 'require("./package.json").version')
-HOST=$(node -p '`${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`')
+HOST=$("${VENV:-.venv}/bin/python" scripts/bundle_libs.py --print-host-target)
 TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64)
 for target in "${TARGETS[@]}"; do
     [ "$target" = "$HOST" ] || bash scripts/build-vsix.sh "$target" | tail -n 1

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
 VERSION=$(node -p 'require("./package.json").version')
-TARGET=${1:-$(node -p '`${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`')}
+TARGET=${1:-$("$VENV/bin/python" scripts/bundle_libs.py --print-host-target)}
 VSIX="tokengauge-$VERSION-$TARGET.vsix"
 
 npm run --silent build  # first: the dashboard's bundle goes into the server's package

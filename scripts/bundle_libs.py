@@ -265,18 +265,23 @@ def refresh_server(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``python scripts/bundle_libs.py [--out bundled/libs] [--python 3.X ...]
-    [--target linux-x64|...] [--refresh-server]``."""
+    [--target linux-x64|...] [--refresh-server | --print-host-target]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bundled" / "libs")
     parser.add_argument("--python", action="append", choices=PYTHON_VERSIONS, dest="versions")
     parser.add_argument("--target", choices=tuple(TARGETS), help="platform (this machine's)")
+    parser.add_argument(
+        "--print-host-target", action="store_true", help="only print this machine's platform"
+    )
     parser.add_argument(
         "--refresh-server",
         action="store_true",
         help="only copy the working tree's tokengauge package into an existing bundle",
     )
     args = parser.parse_args(argv)
-    if args.refresh_server:
+    if args.print_host_target:
+        print(host_target())
+    elif args.refresh_server:
         refresh_server(args.out.resolve())
     else:
         bundle(args.out.resolve(), tuple(args.versions or PYTHON_VERSIONS), args.target)

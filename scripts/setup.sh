@@ -20,7 +20,7 @@ rm -rf .venv
 
 npm ci --no-audit --no-fund --loglevel=error
 bash scripts/build-vsix.sh
-VSIX="$PWD/tokengauge-$(node -p 'require("./package.json").version')-$(node -p '`${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`').vsix"
+VSIX="$PWD/tokengauge-$(node -p 'require("./package.json").version')-$(.venv/bin/python scripts/bundle_libs.py --print-host-target).vsix"
 for code in code code-server; do
     if command -v "$code" >/dev/null; then
         echo "== installing the VSIX into $code"

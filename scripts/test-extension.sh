@@ -18,7 +18,7 @@ PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
 SUITES=${TG_HOST_SUITES:-dev ui vsix copilot}
 VERSION=$(node -p 'require("./package.json").version')
-VSIX=$REPO/tokengauge-$VERSION-$(node -p '`${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}`').vsix  # this machine's
+VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
 
 bash scripts/vscode-host/setup.sh || exit 1
 npm run --silent build || exit 1
