@@ -165,13 +165,18 @@ def _kept(relative: Path) -> bool:
 
 
 def strip_symbols(folder: Path, platform_target: str) -> None:
-    """Strip compiled extensions of what only a debugger reads (debug info, local symbols): this
-    machine's strip, for this machine's platform only (another's may need another strip)."""
-    if platform_target != host_target():
+    """Strip compiled Linux extensions of what only a debugger reads (debug info, local symbols).
+    ``llvm-strip`` reads ELF of any architecture; without it, this machine's ``strip`` does this
+    machine's platform only. macOS and Windows libraries stay as the wheels ship them: a changed
+    Mach-O loses its code signature (Apple silicon refuses to load it), and a DLL keeps its debug
+    information in a PDB beside it, which no wheel carries."""
+    if not platform_target.startswith("linux-"):
         return
-    strip = shutil.which("strip")
+    strip = shutil.which("llvm-strip") or (
+        shutil.which("strip") if platform_target == host_target() else None
+    )
     if strip is None:
-        print("== no `strip` on PATH: the compiled extensions keep their debug symbols")
+        print(f"== no strip for {platform_target} (llvm-strip): the extensions keep their symbols")
         return
     for library in sorted(folder.rglob("*.so")):
         subprocess.run([strip, "--strip-unneeded", str(library)], check=True)

@@ -91,8 +91,8 @@ path.write_text(json.dumps(settings, indent=2))
 PY
 }
 envjson() {  # the extension host's environment for suite $1 (its upstream: $2, default the shared one)
-    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_UI_KEY": "%s", "TG_UI_PROFILE": "%s", "TG_HOST_TEST_GREP": "%s"}' \
-        "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$UI_KEY" "$WORK/ui-profile" "${TG_HOST_TEST_GREP:-}"
+    printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_PYTHON_STUB": "%s", "TG_UI_KEY": "%s", "TG_UI_PROFILE": "%s", "TG_HOST_TEST_GREP": "%s"}' \
+        "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$WORK/python-stub/python-stub.vsix" "$UI_KEY" "$WORK/ui-profile" "${TG_HOST_TEST_GREP:-}"
 }
 
 passed=0; failed=0; status=0
@@ -118,12 +118,12 @@ for suite in $SUITES; do
                 echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)" | tee "$log"
                 rc=1
             else
-                # No tokenGauge.pythonPath: the Python extension's interpreter is the one found.
+                # No tokenGauge.pythonPath: PATH's Python is found, until the suite installs the
+                # Python extension (its stand-in), whose interpreter is then the one found.
                 settings "" | sed "s|\"tokenGauge.pythonPath\": \"\",|\"python.defaultInterpreterPath\": \"$VSIX_PY\",|" \
                     > "$WORK/vsix-settings.json"
                 bash scripts/vscode-host/run-ext-tests.sh extension/test/consumer extension/test/host/index.js \
-                    "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" \
-                    --install-vsix "$WORK/python-stub/python-stub.vsix" 2>&1 | tee "$log"
+                    "$(envjson vsix)" --settings "$WORK/vsix-settings.json" --install-vsix "$VSIX" 2>&1 | tee "$log"
                 rc=${PIPESTATUS[0]}
             fi;;
         ui)

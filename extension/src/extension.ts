@@ -13,6 +13,7 @@ import { welcome } from './firstRun';
 import { readPresets } from './presets';
 import { Methods, Notifications } from './protocol';
 import { stateCache, TokenGaugeProvider, VENDOR } from './provider';
+import { watchInterpreter } from './pythonExtension';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { StatusBar } from './statusBar';
@@ -127,6 +128,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             dashboard,
             extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version),
         }),
+        watchInterpreter(() => void server.followInterpreter(readSettings()), log),
         vscode.workspace.onDidChangeConfiguration((event) => {
             statusBar.setEnabled(readSettings().statusBarEnabled);
             if (affectsServer(event)) {

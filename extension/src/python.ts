@@ -68,27 +68,27 @@ function atLeast([major, minor]: [number, number]): boolean {
 
 const shown = ({ command, args }: PythonCommand): string => [command, ...args].join(' ');
 
-/** The candidates in the order they are tried, and whether the Python extension is installed. */
-async function candidates(sources: PythonSources): Promise<{ list: PythonCommand[]; pythonExtension: boolean }> {
-    if (sources.configured) {
-        return { list: [{ command: sources.configured, args: [], source: 'the tokenGauge.pythonPath setting' }], pythonExtension: true };
-    }
-    const list: PythonCommand[] = [];
-    const active = await sources.fromPythonExtension().catch(() => undefined);
-    if (active) {
-        list.push({ command: active, args: [], source: "the Python extension's interpreter" });
-    }
+const SETTING = 'the tokenGauge.pythonPath setting';
+const PYTHON_EXTENSION = "the Python extension's interpreter";
+
+/** The candidates after the setting (unset), in the order they are tried: the Python extension's
+ * interpreter, when it has one, then PATH. */
+function unconfigured(active: string | undefined | null, platform: NodeJS.Platform): PythonCommand[] {
+    const list: PythonCommand[] = active ? [{ command: active, args: [], source: PYTHON_EXTENSION }] : [];
     list.push({ command: 'python3', args: [], source: 'PATH' }, { command: 'python', args: [], source: 'PATH' });
-    if ((sources.platform ?? process.platform) === 'win32') {
+    if (platform === 'win32') {
         list.push({ command: 'py', args: ['-3'], source: 'the Python launcher' });
     }
-    return { list, pythonExtension: active !== null };
+    return list;
 }
 
 /** The first candidate that is a Python ≥ 3.10; else `PythonNotFoundError`. */
 export async function findPython(sources: PythonSources): Promise<PythonFound> {
     const probe = sources.probe ?? versionOf;
-    const { list, pythonExtension } = await candidates(sources);
+    const active = sources.configured ? null : await sources.fromPythonExtension().catch(() => undefined);
+    const list = sources.configured
+        ? [{ command: sources.configured, args: [], source: SETTING }]
+        : unconfigured(active, sources.platform ?? process.platform);
     const tried: string[] = [];
     for (const candidate of list) {
         const version = await probe(candidate);
@@ -108,6 +108,25 @@ export async function findPython(sources: PythonSources): Promise<PythonFound> {
     throw new PythonNotFoundError(
         `Token Gauge needs ${needed} for its counting server and found none: ${tried.join('; ')}. ` +
             'Install Python, choose an interpreter, or set tokenGauge.pythonPath.',
-        pythonExtension ? ['install', 'choose', 'setPath'] : ['install', 'getPythonExtension', 'setPath'],
+        active === null ? ['install', 'getPythonExtension', 'setPath'] : ['install', 'choose', 'setPath'],
     );
+}
+
+/**
+ * Whether the server should start again now that the Python extension's interpreter is `active`:
+ * never while the setting names one; always when no server runs (the new one may do); otherwise
+ * when the server would be found on another interpreter than the one it runs on.
+ */
+export function interpreterChangeRestarts(
+    configured: string,
+    running: PythonCommand | undefined,
+    active: string | undefined | null,
+): boolean {
+    if (configured) {
+        return false;
+    }
+    if (!running) {
+        return true;
+    }
+    return active ? active !== running.command : running.source === PYTHON_EXTENSION;
 }

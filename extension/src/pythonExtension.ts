@@ -15,4 +15,30 @@ export async function activeInterpreter(): Promise<string | undefined | null> {
     return environment?.executable.uri?.fsPath ?? undefined;
 }
 
+/**
+ * Call `changed` when the Python extension selects another interpreter, and when that extension
+ * is installed or enabled while this one runs (it may bring the Python that was missing).
+ */
+export function watchInterpreter(changed: () => void, log: vscode.LogOutputChannel): vscode.Disposable {
+    let watching: vscode.Disposable | undefined;
+    const watch = async (): Promise<void> => {
+        if (watching || !vscode.extensions.getExtension(PVSC_EXTENSION_ID)) {
+            return;
+        }
+        const api = await PythonExtension.api();
+        watching ??= api.environments.onDidChangeActiveEnvironmentPath(changed);
+    };
+    const failed = (error: unknown): void => log.warn(`following the Python extension's interpreter: ${String(error)}`);
+    void watch().catch(failed);
+    const installed = vscode.extensions.onDidChange(() => {
+        if (!watching && vscode.extensions.getExtension(PVSC_EXTENSION_ID)) {
+            void watch().then(changed, failed);
+        }
+    });
+    return new vscode.Disposable(() => {
+        installed.dispose();
+        watching?.dispose();
+    });
+}
+
 export { PVSC_EXTENSION_ID };

@@ -19,7 +19,7 @@ import {
 import { messageOf, PlainError } from './errors';
 import { LevelledChannel } from './logChannel';
 import { NotificationParams, Requests } from './protocol';
-import { findPython, PythonNotFoundError, PythonRemedy } from './python';
+import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError, PythonRemedy } from './python';
 import { activeInterpreter, PVSC_EXTENSION_ID } from './pythonExtension';
 import { initializationOptions, ISettings } from './settings';
 
@@ -74,6 +74,8 @@ export class ServerConnection implements vscode.Disposable {
     private starting: Promise<void> | undefined;
     /** Why the last start failed, for the requests that waited for it. */
     private startError: string | undefined;
+    /** The Python the server runs on (undefined while none runs). */
+    private python: PythonCommand | undefined;
     /** Counts the starts asked for: only the newest one runs. */
     private generation = 0;
     private readonly handlers = new Map<string, NotificationHandler>();
@@ -130,6 +132,7 @@ export class ServerConnection implements vscode.Disposable {
     private async launch(settings: ISettings): Promise<void> {
         await this.stop();
         const python = await findPython({ configured: settings.pythonPath, fromPythonExtension: activeInterpreter });
+        this.python = python;
         const extra = bundledPythonPath(this.context.extensionPath, python.version);
         const env = { ...process.env };
         if (extra.length) {
@@ -195,6 +198,20 @@ export class ServerConnection implements vscode.Disposable {
         }
     }
 
+    /**
+     * The Python extension selected another interpreter: start again on it when the server would
+     * now be found on another Python than the one it runs on (or none runs).
+     */
+    async followInterpreter(settings: ISettings): Promise<void> {
+        const active = await activeInterpreter().catch(() => undefined);
+        const running = this.isRunning ? this.python : undefined;
+        if (!interpreterChangeRestarts(settings.pythonPath, running, active)) {
+            return;
+        }
+        this.log.info(`the Python extension's interpreter is now ${active ?? 'none'}: starting the server again`);
+        await this.startOrExplain(settings);
+    }
+
     /** Send a request (waiting for a restarting server); rejects readably if there is none. */
     async request<M extends keyof Requests>(
         method: M,
@@ -229,6 +246,7 @@ export class ServerConnection implements vscode.Disposable {
     async stop(): Promise<void> {
         const client = this.client;
         this.client = undefined;
+        this.python = undefined;
         if (client && client.state !== State.Stopped) {
             const stopped = client.stop().then(
                 () => true,

@@ -22,6 +22,7 @@ from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import Trimmed
 from tokengauge.cost import format_usd
 from tokengauge.protocol import Severity, Status
+from tokengauge.settings import ToolDocs
 
 WARNING_AT: Final = 0.75
 ERROR_AT: Final = 0.90
@@ -107,7 +108,7 @@ class Figures:
     """The known costs of today's requests to this model; None: not shown."""
     conversation_usd: float | None = None
     """The known costs of the request's conversation so far; None: not shown."""
-    tool_docs: str = "full"
+    tool_docs: ToolDocs = "full"
     """How much tool documentation the model's requests carry (`toolDocs`)."""
     tool_docs_total: int = 0
     """Tokens the reduced tool documentation saved over the usage history."""

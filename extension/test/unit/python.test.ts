@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { findPython, PythonCommand, PythonNotFoundError } from '../../src/python';
+import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError } from '../../src/python';
 
 /** A probe that knows these commands' versions (the rest do not run), and records what it ran. */
 function machine(versions: Record<string, [number, number]>) {
@@ -71,4 +71,19 @@ void test('with no Python at all, the error says what each candidate was and off
         findPython({ configured: '', fromPythonExtension: selected(undefined), probe }),
         (error: unknown) => error instanceof PythonNotFoundError && error.remedies.join() === 'install,choose,setPath',
     );
+});
+
+void test("another interpreter in the Python extension starts the server again only when it would run on another Python", async () => {
+    const { probe } = machine({ '/a/python': [3, 12], '/b/python': [3, 13], python3: [3, 11] });
+    const onA = await findPython({ configured: '', fromPythonExtension: selected('/a/python'), probe });
+    const onPath = await findPython({ configured: '', fromPythonExtension: selected(undefined), probe });
+    const onSetting = await findPython({ configured: '/a/python', fromPythonExtension: selected('/b/python'), probe });
+    assert.equal(interpreterChangeRestarts('', onA, '/b/python'), true);
+    assert.equal(interpreterChangeRestarts('', onA, '/a/python'), false, 'the same interpreter (a workspace switch)');
+    assert.equal(interpreterChangeRestarts('', onA, undefined), true, 'none selected now: PATH is next');
+    assert.equal(interpreterChangeRestarts('', onPath, '/b/python'), true, 'one selected now comes before PATH');
+    assert.equal(interpreterChangeRestarts('', onPath, undefined), false);
+    assert.equal(interpreterChangeRestarts('/a/python', onSetting, '/b/python'), false, 'the setting is what the person chose');
+    assert.equal(interpreterChangeRestarts('', undefined, '/b/python'), true, 'no server runs: the new one may do');
+    assert.equal(interpreterChangeRestarts('', undefined, null), true);
 });

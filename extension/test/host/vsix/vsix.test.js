@@ -1,8 +1,9 @@
 // The packaged tokengauge VSIX, installed with --install-extension, driven from a second extension
 // (extension/test/consumer is the development extension in this run). tokengauge runs on a bare
-// Python (TG_VSIX_PYTHON) so that everything it imports must come from the VSIX's bundled libraries;
-// tokenGauge.pythonPath is not set, and the Python extension (a stand-in with its API,
-// extension/test/python-stub) names that Python as its interpreter.
+// Python (TG_VSIX_PYTHON) so that everything it imports must come from the VSIX's bundled libraries.
+// tokenGauge.pythonPath is not set: the server starts on PATH's Python, and moves to the Python
+// extension's interpreter (that bare Python) once the suite installs that extension (a stand-in with
+// its API, extension/test/python-stub), as a person does from the "Get the Python Extension" button.
 'use strict';
 const assert = require('assert');
 const { execFileSync } = require('child_process');
@@ -10,6 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
+const { until } = require('../support');
 
 const TOKENGAUGE = 'tokengauge.tokengauge';
 const CONSUMER = 'tokengauge-tests.tokengauge-consumer';
@@ -22,6 +24,13 @@ async function consumer() {
 function percentile(values, p) {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** The server's process id when it runs on `python` (the program it was started as), else false. */
+async function runningOn(api, python) {
+    const { pid } = await api.usage().catch(() => ({}));
+    const program = pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    return program === python && pid;
 }
 
 /** What the repository's `tokengauge count --json` says of a one-message request. */
@@ -48,17 +57,42 @@ describe('the installed VSIX', function () {
         console.log(`    activation to first count: ${(process.uptime() * 1000).toFixed(0)} ms after the extension host started`);
     });
 
-    it("runs its server on the Python extension's interpreter, a bare Python with only the bundled libraries", async () => {
+    it("moves its server to the Python extension's interpreter once that extension is installed", async () => {
         assert.strictEqual(vscode.workspace.getConfiguration('tokenGauge').get('pythonPath'), '');
+        assert.ok(!vscode.extensions.getExtension('ms-python.python'));
         const api = await vscode.extensions.getExtension(TOKENGAUGE).activate();
-        const { pid } = await api.usage();
-        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        assert.strictEqual(cmdline[0], process.env.TG_VSIX_PYTHON);
+        const onPath = await until('the server on PATH', () => runningOn(api, 'python3'));
+        await vscode.commands.executeCommand('workbench.extensions.installExtension', vscode.Uri.file(process.env.TG_PYTHON_STUB));
+        const moved = await until('the server on the new interpreter', () => runningOn(api, process.env.TG_VSIX_PYTHON));
+        assert.notStrictEqual(moved, onPath);
+    });
+
+    it('runs its server on a bare Python with only the bundled libraries', async () => {
+        const { pid } = await (await vscode.extensions.getExtension(TOKENGAUGE).activate()).usage();
         const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
         const pythonPath = environ.find((entry) => entry.startsWith('PYTHONPATH=')) || '';
         const libs = path.join(vscode.extensions.getExtension(TOKENGAUGE).extensionPath, 'bundled', 'libs');
         assert.ok(pythonPath.includes(path.join(libs, 'common')), pythonPath);
         assert.match(pythonPath, /bundled\/libs\/cp3\d+/);
+    });
+
+    it('starts its server again on the interpreter the Python extension selects next, and back', async () => {
+        const api = await vscode.extensions.getExtension(TOKENGAUGE).activate();
+        const first = await runningOn(api, process.env.TG_VSIX_PYTHON);
+        assert.ok(first);
+        // Another path to the same bare Python: a venv's interpreter is such a link.
+        const other = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tg-python-')), 'python3');
+        fs.symlinkSync(process.env.TG_VSIX_PYTHON, other);
+        const python = vscode.workspace.getConfiguration('python');
+        await python.update('defaultInterpreterPath', other, vscode.ConfigurationTarget.Global);
+        try {
+            const second = await until('the server on the new interpreter', () => runningOn(api, other));
+            assert.notStrictEqual(second, first);
+            assert.ok((await (await consumer()).countTokens('gpt-4o', 'counted on the new interpreter')) > 0);
+        } finally {
+            await python.update('defaultInterpreterPath', process.env.TG_VSIX_PYTHON, vscode.ConfigurationTarget.Global);
+        }
+        await until('the server back on the first interpreter', () => runningOn(api, process.env.TG_VSIX_PYTHON));
     });
 
     it('lists the configured models and counts as the CLI does', async () => {
