@@ -122,6 +122,19 @@ def test_version_and_missing_file(tmp_path: Path):
     assert result.returncode == 2 and "missing.json" in result.stderr
 
 
+def test_importing_the_entry_point_runs_nothing():
+    """Only `python -m tokengauge` serves: a tool importing `tokengauge.__main__` gets its `run`."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import tokengauge.__main__ as m; print(m.run.__name__)"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (0, "run\n"), result.stderr
+
+
 STREAMS = sorted(p.name for p in WIRE.glob("*.sse"))
 
 

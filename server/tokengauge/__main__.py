@@ -22,4 +22,5 @@ def run(argv: list[str]) -> int:
     return main(argv)
 
 
-raise SystemExit(run(sys.argv[1:]))
+if __name__ == "__main__":
+    raise SystemExit(run(sys.argv[1:]))
