@@ -237,16 +237,17 @@ class RequestCounter:
         """The JSON tokens of the tools sent and the raw counts of the strings Copilot counts for
         the tools it gave (`given`: their full form, in the same order, when `tools` is a reduced
         one; only the tools sent reduced are counted twice)."""
-        json_tokens = sum(self.text.count(tool_json(tool)) for tool in tools)
+        sent = [self.text.count(tool_json(tool)) for tool in tools]
         walked = tools if given is None else given
         raws = tuple(self.text.count(s) for tool in walked for s in walk_strings(tool))
-        reduced = (
-            [] if given is None else [(s, g) for s, g in zip(tools, given, strict=True) if s != g]
-        )
-        left_out = sum(
-            self.text.count(tool_json(g)) - self.text.count(tool_json(s)) for s, g in reduced
-        )
-        return ToolWalk(len(walked), json_tokens, raws, max(0, left_out))
+        left_out = 0
+        if given is not None:  # what the whole JSON of each tool sent reduced adds
+            left_out = sum(
+                self.text.count(tool_json(whole)) - tokens
+                for tool, whole, tokens in zip(tools, given, sent, strict=True)
+                if tool != whole
+            )
+        return ToolWalk(len(walked), sum(sent), raws, max(0, left_out))
 
     def request(
         self,
