@@ -147,11 +147,7 @@ def trim_dist_info(info: Path) -> None:
         elif relative == Path("METADATA"):
             headers, _, _ = path.read_text(encoding="utf-8").partition("\n\n")
             path.write_text(headers.rstrip("\n") + "\n", encoding="utf-8")
-        elif (
-            relative.parts[0] != "licenses"
-            and path.name != "WHEEL"
-            and not LICENCE.match(path.name)
-        ):
+        elif not _kept(relative):
             path.unlink()
 
 
@@ -270,13 +266,16 @@ def refresh_server(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``python scripts/bundle_libs.py [--out bundled/libs] [--python 3.X ...]
-    [--target linux-x64|...] [--refresh-server | --print-host-target]``."""
+    [--target linux-x64|...] [--refresh-server | --print-host-target | --print-targets]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bundled" / "libs")
     parser.add_argument("--python", action="append", choices=PYTHON_VERSIONS, dest="versions")
     parser.add_argument("--target", choices=tuple(TARGETS), help="platform (this machine's)")
     parser.add_argument(
         "--print-host-target", action="store_true", help="only print this machine's platform"
+    )
+    parser.add_argument(
+        "--print-targets", action="store_true", help="only print every platform, one a line"
     )
     parser.add_argument(
         "--refresh-server",
@@ -286,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.print_host_target:
         print(host_target())
+    elif args.print_targets:
+        print("\n".join(TARGETS))
     elif args.refresh_server:
         refresh_server(args.out.resolve())
     else:

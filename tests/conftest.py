@@ -1,7 +1,8 @@
-"""Shared test helpers: paths to the real wire fixtures and the sample requests."""
+"""Shared test helpers: paths to the real wire fixtures, the sample requests and the VSIXes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,12 @@ settings.load_profile("tokengauge")
 REPO = Path(__file__).resolve().parents[1]
 WIRE = REPO.parent / "shared" / "fixtures" / "wire"
 DATA = REPO / "tests" / "data"
+
+
+def vsix_path(target: str) -> Path:
+    """The VSIX `scripts/build-vsix.sh` writes for a platform (`linux-x64`, …)."""
+    version = json.loads((REPO / "package.json").read_text())["version"]
+    return REPO / f"tokengauge-{version}-{target}.vsix"
 
 
 @pytest.fixture

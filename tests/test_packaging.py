@@ -21,13 +21,12 @@ from typing import IO, Any
 import pytest
 
 from scripts.bundle_libs import LEFT_OUT, LICENCE, PYTHON_VERSIONS, host_target, version_dir_name
+from tests.conftest import DATA, vsix_path
 from tests.harness.lsp import frame, read_frame
 from tests.lsp.helpers import init_options, text_message
 
-REPO = Path(__file__).resolve().parent.parent
-VERSION = json.loads((REPO / "package.json").read_text())["version"]
-VSIX = REPO / f"tokengauge-{VERSION}-{host_target()}.vsix"  # the one this machine can run
-SAMPLE = REPO / "tests" / "data" / "copilot-request.json"
+VSIX = vsix_path(host_target())  # the one this machine can run
+SAMPLE = DATA / "copilot-request.json"
 SESSION_TIMEOUT_S = 120
 
 # Imports every top-level module and package of the bundled libraries and says where each came from.

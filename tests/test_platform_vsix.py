@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import io
-import json
 import re
 import struct
 import zipfile
 from email.parser import HeaderParser
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import pytest
 from elftools.elf.elffile import ELFFile
@@ -25,9 +24,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from scripts.bundle_libs import MACOS_MINIMUM, PYTHON_VERSIONS, TARGETS, version_dir_name
+from tests.conftest import REPO, vsix_path
 
-REPO = Path(__file__).resolve().parent.parent
-VERSION = json.loads((REPO / "package.json").read_text())["version"]
 LIBS = PurePosixPath("extension/bundled/libs")
 COMPILED = re.compile(r"\.(so|pyd)$")
 
@@ -60,10 +58,6 @@ GLIBC_MINIMUM = 28
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
 MACHO_CPUS = {0x01000007: "x86_64", 0x0100000C: "arm64"}
 PE_MACHINES = {0x8664: "x86_64", 0xAA64: "arm64"}
-
-
-def vsix_path(target: str) -> Path:
-    return REPO / f"tokengauge-{VERSION}-{target}.vsix"
 
 
 @pytest.fixture(scope="module", params=tuple(TARGETS))

@@ -66,7 +66,8 @@ function atLeast([major, minor]: [number, number]): boolean {
     return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
 }
 
-const shown = ({ command, args }: PythonCommand): string => [command, ...args].join(' ');
+/** A candidate as a person would type it: `py -3`. */
+export const shown = ({ command, args }: PythonCommand): string => [command, ...args].join(' ');
 
 const SETTING = 'the tokenGauge.pythonPath setting';
 const PYTHON_EXTENSION = "the Python extension's interpreter";

@@ -19,7 +19,7 @@ import {
 import { messageOf, PlainError } from './errors';
 import { LevelledChannel } from './logChannel';
 import { NotificationParams, Requests } from './protocol';
-import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError, PythonRemedy } from './python';
+import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError, PythonRemedy, shown } from './python';
 import { activeInterpreter, PVSC_EXTENSION_ID } from './pythonExtension';
 import { initializationOptions, ISettings } from './settings';
 
@@ -138,8 +138,7 @@ export class ServerConnection implements vscode.Disposable {
         if (extra.length) {
             env.PYTHONPATH = [...extra, env.PYTHONPATH].filter(Boolean).join(path.delimiter);
         }
-        const shown = [python.command, ...python.args].join(' ');
-        this.log.info(`starting the Token Gauge server with ${shown} (Python ${python.version.join('.')}, from ${python.source})`);
+        this.log.info(`starting the Token Gauge server with ${shown(python)} (Python ${python.version.join('.')}, from ${python.source})`);
         const serverOptions: ServerOptions = {
             command: python.command,
             args: [...python.args, '-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
@@ -181,12 +180,13 @@ export class ServerConnection implements vscode.Disposable {
         try {
             await this.start(settings);
         } catch (error) {
-            this.log.error(messageOf(error));
-            this.failed.fire(messageOf(error));
+            const message = messageOf(error);
+            this.log.error(message);
+            this.failed.fire(message);
             const remedies = error instanceof PythonNotFoundError ? error.remedies : [];
             const labels = remedies.map((remedy) => REMEDIES[remedy].label);
             const choice = await vscode.window.showErrorMessage(
-                messageOf(error).startsWith('Token Gauge') ? messageOf(error) : `Token Gauge: ${messageOf(error)}`,
+                message.startsWith('Token Gauge') ? message : `Token Gauge: ${message}`,
                 ...(labels.length ? labels : ['Show Logs']),
             );
             const remedy = remedies.find((r) => REMEDIES[r].label === choice);
