@@ -13,6 +13,8 @@ import pytest
 from tests.harness.fake_upstream.config import Scripted
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tokengauge.chat import ChatError, ChatRunner, openai_usage
+from tokengauge.counting.copilot_view import CopilotView
+from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, TextPart, Usage
@@ -31,10 +33,10 @@ def test_openai_usage_shape():
         cache_write_tokens=50,
         reasoning_tokens=7,
     )
-    assert openai_usage(usage) == {
-        "prompt_tokens": 1050,
+    assert openai_usage(usage, prompt_tokens=880) == {  # the input in Copilot's units
+        "prompt_tokens": 880,
         "completion_tokens": 20,
-        "total_tokens": 1070,
+        "total_tokens": 900,
         "prompt_tokens_details": {"cached_tokens": 900},
         "completion_tokens_details": {"reasoning_tokens": 7},
     }
@@ -109,7 +111,11 @@ async def test_a_chat_streams_its_parts_then_its_usage_and_learns():
     assert isinstance(usage, UsagePart) and not usage.estimated and usage.trimmed is None
     assert result.finish_reason == "stop" and result.trimmed is None
     assert result.usage == usage.data
-    assert usage.data["prompt_tokens"] == usage.total_input_tokens > 0
+    # Copilot reads the input in its own units: its o200k count of the messages (no tools).
+    copilot = CopilotView(EncodingRegistry().get("o200k_base")).messages(
+        params("hello there").messages
+    )
+    assert usage.data["prompt_tokens"] == copilot > 0 and usage.total_input_tokens > 0
     assert sink.calibrations == ["gpt-4o"] and sink.statuses
 
 

@@ -86,11 +86,12 @@ def test_the_window_is_the_one_vs_code_shows(tmp_path: Path):
     gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
     report(gauge, AGENT, TOOLS, 100_000, model="claude-sonnet-4-5")
     info = next(m for m in gauge.models() if m.id == "claude-sonnet-4-5")
-    window = info.max_input_tokens + info.max_output_tokens
+    window = info.context_window  # in true tokens, where VS Code is told Copilot's units
+    true_budget = gauge.max_input_tokens(gauge.model("claude-sonnet-4-5"))
     status = gauge.status()
     assert status.text == f"$(pulse) 100k / {compact(window)} · {round(100_000 / window * 100)}%"
-    budget = f"of the input budget ({compact(info.max_input_tokens)}): "
-    assert f"100k {budget}{round(100_000 / info.max_input_tokens * 100)}%" in status.tooltip
+    budget = f"of the input budget ({compact(true_budget)}): "
+    assert f"100k {budget}{round(100_000 / true_budget * 100)}%" in status.tooltip
     # 100k is 50% of the 200k window but 54% of the 184k budget: severity follows the budget.
     assert status.severity == "info"
     report(gauge, AGENT, TOOLS, 140_000, model="claude-sonnet-4-5")
@@ -207,7 +208,8 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
     listed = compact(full.context_window)
     assert f"200k-token window (picked in the model's options; {listed} listed)" in small.tooltip
     assert "errors" not in small.tooltip
-    assert gauge.max_input_tokens(model) == small.max_input_tokens < full.max_input_tokens
+    assert gauge.max_input_tokens(model) < 200_000 and small.max_input_tokens < 200_000
+    assert small.max_input_tokens < full.max_input_tokens
     report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
     assert gauge.status().text == "$(pulse) 100k / 200k · 50%"
     # A new session keeps the pick; picking the whole window again drops it.

@@ -87,12 +87,23 @@ def test_chat_parts_carry_their_type():
 
 
 def test_what_was_trimmed_is_said_only_when_something_was():
-    trimmed = TrimReport(tool_results=2, messages=1, tokens=9100)
+    removed = {"toolResults": 3000, "history": 6100}
+    trimmed = TrimReport(tool_results=2, messages=1, tokens=9100, removed=removed)
     assert "trimmed" not in unstructure(ChatResult({}, "stop"))
     assert unstructure(ChatResult({}, "stop", trimmed))["trimmed"] == {
         "toolResults": 2,
         "messages": 1,
         "tokens": 9100,
+        "removed": removed,
+    }
+    lowered = TrimReport(0, 0, 0, tool_docs="minimal", output_floor=1024, removed={"output": 3072})
+    assert unstructure(lowered) == {
+        "toolResults": 0,
+        "messages": 0,
+        "tokens": 0,
+        "toolDocs": "minimal",
+        "outputFloor": 1024,
+        "removed": {"output": 3072},
     }
     assert "trimmed" not in unstructure(usage_part())
     assert unstructure(usage_part(trimmed))["trimmed"]["tokens"] == 9100

@@ -6,15 +6,19 @@ import attrs
 import pytest
 
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
+from tokengauge.calibration.ladder import Fitted
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
+from tokengauge.messages import Message, TextPart, ToolCallPart
 from tokengauge.protocol import Status
 from tokengauge.status import (
     Figures,
     LastConversation,
     compact,
+    ladder_note,
     ready_status,
     render_status,
     severity_for,
+    without_notes,
 )
 
 
@@ -261,3 +265,18 @@ def test_tooltip_says_what_the_tool_documentation_saved() -> None:
     ) in tooltip
     full = attrs.evolve(estimate, tools_saved=0)
     assert "saved" not in render_status(Figures("Qwen3 Coder", 4_900, 28_000, 32_000), full).tooltip
+
+
+def test_the_ladders_note_is_left_out_of_the_history_again():
+    fitted = Fitted([], [], 1_024, dropped=4, removed={"history": 3_000, "output": 3_072})
+    note = ladder_note("Sim", fitted)
+    assert note.startswith("*Token Gauge: this request did not fit Sim's window")
+    assert "4 earlier messages left out" in note and "limited to 1,024 tokens" in note
+    answer = Message("assistant", [TextPart(note + "Reviewed."), ToolCallPart("c1", "f", {})])
+    assert without_notes(answer) == Message(
+        "assistant", [TextPart("Reviewed."), ToolCallPart("c1", "f", {})]
+    )
+    only = Message("assistant", [TextPart(note), ToolCallPart("c1", "f", {})])
+    assert without_notes(only).content == [ToolCallPart("c1", "f", {})]
+    quoted = Message("user", [TextPart(note + "what does this mean?")])
+    assert without_notes(quoted) == quoted  # the person's own words stay

@@ -34,8 +34,10 @@ export interface RequestRow {
     /** The model's window and input budget (`maxInputTokens`) when the request was sent. */
     window: number;
     maxInputTokens: number;
-    /** Tokens the safety net cut from the request to make it fit (0: none). */
+    /** Input tokens the recovery ladder removed to make the request fit (0: none). */
     trimmedTokens: number;
+    /** Tokens each rung of the ladder removed (`output`: room for the answer given up); absent in older records. */
+    ladder?: Partial<Record<LadderRung, number>>;
     /** Tokens of tool documentation left out of the request (`toolDocs`), by our estimate (0: none). */
     toolDocsSaved: number;
     /** Tries after the first (rate limits, dropped connections, a resized `max_tokens`). */
@@ -45,6 +47,9 @@ export interface RequestRow {
     /** Learned ratios of the model after this request (component → API tokens per counted token). */
     ratios: Record<string, number>;
 }
+
+/** The recovery ladder's rungs, in the order they are taken (the server's `calibration/ladder.py`). */
+export type LadderRung = 'toolResults' | 'history' | 'toolDocs' | 'output' | 'userMessage';
 
 export interface DayModelRow {
     day: string;

@@ -2,7 +2,7 @@
  * What a single request's figures say (pure, no DOM): how far our estimate was off, how full the
  * window was, how the context fill chart draws it, and what happened to it.
  */
-import type { RequestRow } from './data';
+import type { LadderRung, RequestRow } from './data';
 import { formatCount } from './format';
 
 /** How far our estimate was off the API's count: (estimate − count) ÷ count; null without a count. */
@@ -33,11 +33,31 @@ export const FILL_CATEGORIES: readonly { id: FillCategory; label: string }[] = [
     { id: 'trimmed', label: 'trimmed to fit' },
 ];
 
+/** What each rung of the recovery ladder took, for a person. */
+const RUNG_NAMES: Record<LadderRung, string> = {
+    toolResults: 'tool results',
+    history: 'older messages',
+    toolDocs: 'tool docs',
+    output: 'answer room',
+    userMessage: 'your message',
+};
+
+function wasFitted(r: RequestRow): boolean {
+    return r.trimmedTokens > 0 || Object.keys(r.ladder ?? {}).length > 0;
+}
+
+/** "trimmed 12,345 tokens (tool results, tool docs)": what the ladder did to a request. */
+function fittedText(r: RequestRow): string {
+    const rungs = (Object.keys(RUNG_NAMES) as LadderRung[]).filter((rung) => (r.ladder?.[rung] ?? 0) > 0);
+    const what = r.trimmedTokens > 0 ? `trimmed ${formatCount(r.trimmedTokens)} tokens` : 'fitted';
+    return rungs.length ? `${what} (${rungs.map((rung) => RUNG_NAMES[rung]).join(', ')})` : what;
+}
+
 export function fillCategory(r: RequestRow): FillCategory {
     if (r.kind === 'summarize') {
         return 'summarization';
     }
-    if (r.trimmedTokens > 0) {
+    if (wasFitted(r)) {
         return 'trimmed';
     }
     return r.summarized ? 'summarized' : 'turn';
@@ -67,8 +87,8 @@ export function whatHappened(r: RequestRow): Happening[] {
     if (r.summarized) {
         parts.push({ text: 'summarized', tone: 'good' });
     }
-    if (r.trimmedTokens > 0) {
-        parts.push({ text: `trimmed ${formatCount(r.trimmedTokens)} tokens`, tone: 'warn' });
+    if (wasFitted(r)) {
+        parts.push({ text: fittedText(r), tone: 'warn' });
     }
     if (r.toolDocsSaved > 0) {
         parts.push({ text: `${formatCount(r.toolDocsSaved)} tokens of tool docs saved`, tone: 'good' });

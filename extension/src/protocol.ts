@@ -181,8 +181,11 @@ export interface Requests {
     [Methods.dashboard]: { params: Record<string, never>; result: DashboardData };
 }
 
-/** A streamed part of `tokenGauge/chatPart`; the last one is `usage`, OpenAI-style usage JSON in `data`. */
-export type StreamPart = Part | { type: 'usage'; data: unknown };
+/**
+ * A streamed part of `tokenGauge/chatPart`; the last one is `usage`, OpenAI-style usage JSON in `data`.
+ * `statefulMarker`: state the conversation's next request must bring back (a `stateful_marker` data part).
+ */
+export type StreamPart = Part | { type: 'statefulMarker'; value: string } | { type: 'usage'; data: unknown };
 
 /** `tokenGauge/chatPart`: one part of the response to the chat request `requestId`. */
 export interface ChatPartParams {

@@ -255,7 +255,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             });
         }
         const apiKey = providerId ? await this.apiKey(providerId) : undefined;
-        this.listeners.set(requestId, (part) => report(progress, part));
+        this.listeners.set(requestId, (part) => report(progress, part, model.id));
         const converted = messages.map(toMessage);
         const tools = (options.tools ?? []).map(toTool);
         this.observer.chat(converted, tools);
@@ -333,8 +333,13 @@ function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string,
     return [part.value];
 }
 
-function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: StreamPart): void {
+function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: StreamPart, modelId: string): void {
     const emit = (value: unknown): void => progress.report(value as vscode.LanguageModelResponsePart);
+    const data = (text: string, mimeType: string): void => {
+        if (newerParts.LanguageModelDataPart) {
+            emit(new newerParts.LanguageModelDataPart(Buffer.from(text, 'utf8'), mimeType));
+        }
+    };
     switch (part.type) {
         case 'text':
             emit(new vscode.LanguageModelTextPart(part.value));
@@ -347,12 +352,14 @@ function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, par
         case 'toolCall':
             emit(new vscode.LanguageModelToolCallPart(part.callId, part.name, part.input as object));
             break;
+        case 'statefulMarker':
+            // Copilot keeps it in the history as `modelId\marker` and sends it back with the next
+            // request; of the data parts a provider gives, only this kind survives in both runtimes.
+            data(`${modelId}\\${part.value}`, 'stateful_marker');
+            break;
         case 'usage':
             // Copilot reads real usage only from a data part with mime type `usage`.
-            if (newerParts.LanguageModelDataPart) {
-                const json = Buffer.from(JSON.stringify(part.data), 'utf8');
-                emit(new newerParts.LanguageModelDataPart(json, 'usage'));
-            }
+            data(JSON.stringify(part.data), 'usage');
             break;
         default:
             break;

@@ -22,14 +22,15 @@ from typing import Any, Protocol
 import attrs
 import httpx
 
-from tokengauge.activity.conversations import ANSWER_HEAD
+from tokengauge.activity.conversations import ANSWER_HEAD, marker
 from tokengauge.activity.record import Outcome
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
 from tokengauge.calibration.estimates import RequestEstimate
-from tokengauge.calibration.trim import CannotFit, Trimmed, Truncator, cap_tool_results, shrink
+from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
+from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.gauge import Gauge
-from tokengauge.messages import InvalidInput, Message, Tool, Usage
+from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import (
     ChatParams,
@@ -38,11 +39,12 @@ from tokengauge.protocol import (
     RecordErrorParams,
     RecordUsageParams,
     Severity,
+    StatefulMarkerPart,
     Status,
     TrimReport,
     UsagePart,
 )
-from tokengauge.status import compact, request_ended, with_trim
+from tokengauge.status import compact, ladder_note, request_ended, with_trim, without_notes
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -65,7 +67,7 @@ from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import redact
 from tokengauge.upstream.retry import RetryPolicy
-from tokengauge.upstream.tool_docs import tools_as_sent
+from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +93,13 @@ class ChatSink(Protocol):
     def activity(self) -> None: ...
 
 
-def openai_usage(usage: Usage) -> dict[str, Any]:
-    """The OpenAI-style usage JSON that Copilot reads from a `usage` data part."""
+def openai_usage(usage: Usage, prompt_tokens: int) -> dict[str, Any]:
+    """The OpenAI-style usage JSON that Copilot reads from a `usage` data part, the input in its
+    own units (`prompt_tokens`: what its compaction compares with `maxInputTokens`)."""
     return {
-        "prompt_tokens": usage.total_input_tokens,
+        "prompt_tokens": prompt_tokens,
         "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.total_input_tokens + usage.output_tokens,
+        "total_tokens": prompt_tokens + usage.output_tokens,
         "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
         "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
     }
@@ -128,7 +131,8 @@ class _Chat:
     """What is sent: the request's tools, in the form the model's `toolDocs` asks for."""
     estimate: RequestEstimate
     max_tokens: int
-    trimmed: Trimmed
+    fitted: Fitted
+    """What the recovery ladder (and the tool-result cap) did to the request."""
     resized: bool = False
     tries: int = 0
     usage: Usage | None = None
@@ -139,6 +143,8 @@ class _Chat:
     """The names of the tools the answer called."""
     answer_head: str = ""
     """The beginning of the answer's text (the usage history tells conversations by it)."""
+    noted: bool = False
+    """The answer began with the note of what the ladder cut."""
     status_owed: bool = False
     """A "retrying" status was shown: the request's end must replace it with a true one."""
 
@@ -186,6 +192,7 @@ class ChatRunner:
         self.sleep = sleep
 
     def _prepare(self, params: ChatParams) -> _Chat:
+        params = attrs.evolve(params, messages=[without_notes(m) for m in params.messages])
         model = self.gauge.model(params.model_id)
         try:
             defaults = parse_model_options(params.tool_mode, model.options)
@@ -215,44 +222,55 @@ class ChatRunner:
             tools=tools,
             estimate=self.gauge.estimate(model, params.messages, tools, params.tools),
             max_tokens=1,
-            trimmed=Trimmed(params.messages),
+            fitted=Fitted(params.messages, tools, 0),
         )
         return chat
 
     def _fit(self, chat: _Chat) -> None:
-        """Cap the tool results if asked to, shrink what cannot fit, and size `max_tokens`."""
+        """Cap the tool results if asked to, climb the recovery ladder if the request cannot fit,
+        and size `max_tokens`."""
         model, params = chat.model, chat.params
         truncator = Truncator(self.gauge.counter(model).text.encoding)
-        capped = Trimmed(params.messages)
+        capped = Cut(params.messages)
         cap = self.gauge.settings.tool_result_max_tokens
         if cap is not None:
             capped = cap_tool_results(params.messages, truncator, cap)
         limit = self.gauge.window_limit(model)
-        target = budget.input_target(model, limit)
+        window = budget.effective_window(model, limit)
+        floor = budget.output_floor(model, limit)
+        least = budget.least_output_floor(floor, largest_tool_call(capped.messages, truncator))
+        room = Room(window, budget.safety_tokens(window), floor, least)
+        forms = tool_forms(params.tools, capped.messages, model.tool_docs)
+        usual = forms[0][1]
 
-        def estimate(messages: Sequence[Message]) -> RequestEstimate:
-            return self.gauge.estimate(model, messages, chat.tools, params.tools)
+        def estimate(messages: Sequence[Message], tools: Sequence[Tool]) -> RequestEstimate:
+            return self.gauge.estimate(
+                model, messages, tools, params.tools, remember=tools is usual
+            )
 
         try:
-            trimmed = shrink(capped.messages, truncator, estimate, target)
+            fitted = climb(capped.messages, forms, truncator, estimate, room)
         except CannotFit as exc:
-            raise ChatError("overflow", _cannot_fit_message(chat, exc)) from None
-        if trimmed.changed:
+            raise ChatError("overflow", _cannot_fit_message(chat, exc, room)) from None
+        if fitted.changed:
             log.warning(
-                "%s: the request would not fit (%s tokens of %s): trimmed %s, %s tokens",
+                "%s: the request would not fit its %s-token window: %s (%s tokens)",
                 model.id,
-                f"{trimmed.tokens + target:,}",
-                f"{target:,}",
-                trimmed.describe(),
-                f"{trimmed.tokens:,}",
+                f"{window:,}",
+                fitted.describe(),
+                ", ".join(f"{rung} {tokens:,}" for rung, tokens in fitted.removed.items()),
             )
-        chat.trimmed = attrs.evolve(
-            trimmed,
-            tool_results=max(trimmed.tool_results, capped.tool_results),
-            tokens=trimmed.tokens + capped.tokens,
-        )
-        chat.messages = trimmed.messages
-        chat.estimate = estimate(chat.messages)
+        if capped.changed:
+            removed = dict(fitted.removed)
+            removed["toolResults"] = removed.get("toolResults", 0) + capped.tokens
+            fitted = attrs.evolve(
+                fitted,
+                tool_results=max(fitted.tool_results, capped.tool_results),
+                removed=removed,
+            )
+        chat.fitted = fitted
+        chat.messages, chat.tools = fitted.messages, fitted.tools
+        chat.estimate = estimate(chat.messages, chat.tools)
         chat.max_tokens = budget.clamp_max_tokens(
             model, chat.estimate.total, limit, chat.options.max_tokens
         )
@@ -275,10 +293,11 @@ class ChatRunner:
         self._settle(chat, "answered", "info")
         return result
 
-    def _log(self, chat: _Chat, outcome: Outcome, error: str | None = None) -> None:
-        """Add the request to the usage history, and say so; a failure here fails no chat."""
+    def _log(self, chat: _Chat, outcome: Outcome, error: str | None = None) -> str | None:
+        """Add the request to the usage history, and say so; its conversation, if it has one (a
+        failure here fails no chat)."""
         try:
-            self.gauge.log_request(
+            record = self.gauge.log_request(
                 chat.model,
                 chat.messages,
                 chat.tools,
@@ -286,14 +305,18 @@ class ChatRunner:
                 outcome,
                 usage=chat.usage,
                 error=None if outcome == "answered" else error,
-                trimmed_tokens=chat.trimmed.tokens if chat.trimmed.changed else 0,
+                trimmed_tokens=chat.fitted.tokens,
+                ladder=chat.fitted.removed,
                 retries=max(0, chat.tries - 1),
                 answer_text=chat.answer_head,
                 answer_calls=chat.calls,
+                held=chat.params.messages if chat.fitted.dropped else None,
             )
             self.sink.activity()
         except Exception:
             log.exception("%s: the request could not be added to the usage history", chat.model.id)
+            return None
+        return record.conversation
 
     async def _attempts(self, chat: _Chat) -> ChatResult:
         attempt = 0
@@ -387,7 +410,19 @@ class ChatRunner:
         if not parser.ended and progress.finish is None:
             raise ConnectionFailed("the stream ended before the response was complete")
 
+    def _note(self, chat: _Chat) -> None:
+        """Begin the answer with what the ladder cut, once: the person must know the model did
+        not see everything (a text part: the only kind VS Code shows; the next requests leave it
+        out again, `status.without_notes`)."""
+        if chat.noted or not chat.fitted.changed:
+            return
+        chat.noted = True
+        note = ladder_note(chat.model.name, chat.fitted)
+        self.sink.part(chat.params.request_id, TextPart(note))
+
     def _handle(self, chat: _Chat, event: StreamEvent, progress: _Attempt) -> None:
+        if isinstance(event, (TextDelta, ToolCall)):
+            self._note(chat)
         if isinstance(event, (TextDelta, ThinkingDelta, ThinkingBlock, ToolCall)):
             part = message_part(event)
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
@@ -414,6 +449,7 @@ class ChatRunner:
             raise ChatError(error.kind.value, message, "error mid-response")
 
     def _finish(self, chat: _Chat, progress: _Attempt) -> ChatResult:
+        self._note(chat)
         model, params, estimate = chat.model, chat.params, chat.estimate
         usage = progress.usage
         if usage is None:
@@ -421,29 +457,33 @@ class ChatRunner:
             usage = Usage(
                 input_tokens=estimate.total, output_tokens=0, total_input_tokens=estimate.total
             )
-            self._log(chat, "answered")
+            conversation = self._log(chat, "answered")
             if self._expect_next_tools(chat):
                 self.sink.calibration_changed(model.id)
+            copilot = self.gauge.copilot_view.messages(chat.messages)
+            prompt = self.gauge.client_prompt(model, estimate, copilot)
         else:
             chat.usage = usage
-            self.gauge.record_usage(
+            recorded = self.gauge.record_usage(
                 RecordUsageParams(model.id, chat.messages, usage, chat.tools),
                 estimate,
                 log_request=False,
+                given=params.tools,
             )
-            self._log(chat, "answered")  # before the status: today's cost includes it
+            if recorded.models_changed:
+                self.sink.models_changed()
+            prompt = recorded.client_prompt or usage.total_input_tokens
+            conversation = self._log(chat, "answered")  # before the status: today's cost too
             self._expect_next_tools(chat)
             self.sink.calibration_changed(model.id)
             self.gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
             status = self.gauge.status()
             chat.status_owed = False
-            self.sink.status(with_trim(status, chat.trimmed) if chat.trimmed.changed else status)
-        data = openai_usage(usage)
-        trimmed = None
-        if chat.trimmed.changed:
-            trimmed = TrimReport(
-                chat.trimmed.tool_results, chat.trimmed.dropped, chat.trimmed.tokens
-            )
+            self.sink.status(with_trim(status, chat.fitted) if chat.fitted.changed else status)
+        if conversation is not None:  # the next request of the conversation brings it back
+            self.sink.part(params.request_id, StatefulMarkerPart(marker(conversation)))
+        data = openai_usage(usage, prompt)
+        trimmed = _trim_report(chat.fitted)
         part = UsagePart(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
@@ -482,7 +522,7 @@ class ChatRunner:
         taught = result.learned_limit is not None or self.gauge.epoch != epoch
         if taught:
             self.sink.calibration_changed(chat.model.id)
-        if result.learned_limit is not None:
+        if result.models_changed:
             self.sink.models_changed()
         if error.input_tokens is None or error.output_tokens is None or error.limit_tokens is None:
             return None, taught
@@ -522,10 +562,29 @@ def _overflow_message(chat: _Chat, error: ParsedError) -> str:
     )
 
 
-def _cannot_fit_message(chat: _Chat, exc: CannotFit) -> str:
+def _trim_report(fitted: Fitted) -> TrimReport | None:
+    """What the ladder did, for the response's last part; None if it did nothing."""
+    if not fitted.changed:
+        return None
+    return TrimReport(
+        tool_results=fitted.tool_results,
+        messages=fitted.dropped,
+        tokens=fitted.tokens,
+        tool_docs=fitted.tool_docs,
+        output_floor=fitted.output_floor if "output" in fitted.removed else None,
+        removed=fitted.removed,
+    )
+
+
+def _cannot_fit_message(chat: _Chat, exc: CannotFit, room: Room) -> str:
+    estimate = exc.estimate
+    tools = "" if not estimate.tools else f" and the tools {compact(estimate.tools)}"
     return (
-        f"This request cannot fit {chat.model.name}'s window: even with tool results cut short "
-        f"and older messages left out, the system prompt and your message come to about "
-        f"{compact(exc.estimate)} tokens where {compact(exc.target)} fit. Start a new chat or "
-        "send less."
+        f"This request cannot fit {chat.model.name}'s {compact(room.window)}-token window. Token "
+        "Gauge cut the tool results and your message to their beginning and end, left out every "
+        "earlier message, sent the tools' shortest documentation and kept only "
+        f"{compact(room.least_floor)} tokens for the answer, and it still comes to about "
+        f"{compact(estimate.total)} tokens where {compact(exc.target)} fit (the system prompt "
+        f"{compact(estimate.system)}{tools}). Start a new chat, turn off tools you do not need "
+        "(Configure Tools in the chat view), or pick a model with a larger window."
     )

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -18,6 +19,7 @@ from tokengauge.activity import dashboard
 from tokengauge.activity.conversations import Conversations, request_kind
 from tokengauge.activity.record import Outcome, RequestRecord, read_record
 from tokengauge.calibration import budget
+from tokengauge.calibration.declared import Basis, Declared, damped
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
@@ -26,7 +28,7 @@ from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
 from tokengauge.counting.request import RequestCounter, TextCount, message_digest
-from tokengauge.counting.scales import Scales
+from tokengauge.counting.scales import Scales, copilot_tools
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput, InvalidInput, Message, Tool, Usage
@@ -64,6 +66,7 @@ from tokengauge.status import (
     compact,
     ready_status,
     render_status,
+    without_notes,
 )
 from tokengauge.upstream.choices import model_choices
 from tokengauge.upstream.presets import resolve, resolve_all
@@ -77,6 +80,8 @@ HELPER_MAX_MESSAGES = 2
 """A request without tools and with at most this many messages, not Copilot's chat prompt, is one
 of Copilot's helpers (a chat title, progress messages): it does not move the status bar."""
 WARM_ENTRIES = 200_000
+CLIENT_UNITS_SHOWN = 0.02
+"""The tooltip says the sizes Copilot is told once they are this far from the true ones."""
 
 
 def discovery_key(provider_id: str) -> str:
@@ -119,6 +124,7 @@ class Gauge:
         self.calibration = Calibration(ledger)
         self.context_sizes = ContextSizes(ledger)
         self._tool_docs: dict[str, ToolDocs] = {}
+        self._declared: dict[str, Declared] = {}
         self.frequent = FrequentStrings(ledger)
         self.latest: LastRequest | None = None
         """The last request reported, helpers included (the dashboard's)."""
@@ -205,11 +211,69 @@ class Gauge:
         the models again)."""
         return self.context_sizes.choose(model, size)
 
-    def model_info(self, model: ModelSpec) -> ModelInfo:
-        """The model as VS Code should see it."""
+    def declared(self, model: ModelSpec) -> Declared:
+        """What VS Code is told of the model's window (`calibration.declared`): the last
+        declaration while the true sizes are those it was made for, else a new one."""
+        current = self._declared.get(model.id)
+        if current is None:
+            current = Declared.from_document(self.ledger.get_document(_declared_key(model.id)))
+            if current is not None:
+                self._declared[model.id] = current
+        basis = self._basis(model)
+        if current is None or (current.true_max_input, current.true_window) != (
+            basis.max_input,
+            basis.window,
+        ):
+            current = self._declare(model, damped(None, basis))
+        return current
+
+    def redeclare(self, model: ModelSpec) -> bool:
+        """Move the model's declaration if calibration has taken its ideal out of the band;
+        whether it moved (VS Code must ask for the models again)."""
+        current = self.declared(model)
+        moved = damped(current, self._basis(model))
+        if moved == current:
+            return False
+        self._declare(model, moved)
+        log.info(
+            "%s: declared maxInputTokens %s, window %s (was %s, %s) in Copilot's units",
+            model.id,
+            f"{moved.max_input:,}",
+            f"{moved.window:,}",
+            f"{current.max_input:,}",
+            f"{current.window:,}",
+        )
+        return True
+
+    def _declare(self, model: ModelSpec, declared: Declared) -> Declared:
+        """Keep `declared` as the model's declaration (in the ledger too); counts follow a
+        declaration that replaces another."""
+        before = self._declared.get(model.id)
+        if before != declared:
+            self._declared[model.id] = declared
+            self.ledger.set_document(_declared_key(model.id), declared.to_document())
+            if before is not None:
+                self.calibration.changed(model.id)
+        return declared
+
+    def _basis(self, model: ModelSpec) -> Basis:
         limit = self.window_limit(model)
-        max_input = budget.max_input_tokens(model, limit)
         window = budget.effective_window(model, limit)
+        max_input = budget.max_input_tokens(model, limit)
+        least_output = min(budget.LEAST_OUTPUT_FLOOR, window - max_input)
+        return self.calibration.basis(model, window, max_input, least_output)
+
+    def client_prompt(self, model: ModelSpec, estimate: RequestEstimate, copilot: int) -> int:
+        """A request's input in Copilot's units: its own count of the messages (`copilot`) and
+        our count of the tools it was given (what its budget and its compaction add up)."""
+        return copilot + copilot_tools(estimate.features.walk, self.scales(model).tools)
+
+    def model_info(self, model: ModelSpec) -> ModelInfo:
+        """The model as VS Code should see it: its sizes in Copilot's units (`declared`), the
+        true ones in the tooltip."""
+        limit = self.window_limit(model)
+        window = budget.effective_window(model, limit)
+        declared = self.declared(model)
         shown = f"{compact(window)}-token window"
         if limit is not None and limit < model.context_window:
             listed = compact(model.context_window)
@@ -221,15 +285,21 @@ class Gauge:
             f"{model.name} via {model.provider.id} · {shown}, "
             f"up to {compact(model.max_output_tokens)} output tokens"
         )
+        if abs(declared.scale - 1) > CLIENT_UNITS_SHOWN:
+            tooltip += (
+                f". Copilot counts with its own tokenizer: it is told of "
+                f"{compact(declared.max_input)} input tokens in a {compact(declared.window)} "
+                "window of its count"
+            )
         return ModelInfo(
             id=model.id,
             name=model.name,
             family=model.family,
             version=model.id,
             provider_id=model.provider.id,
-            max_input_tokens=max_input,
+            max_input_tokens=declared.max_input,
             # VS Code's Agent Host takes maxInputTokens + maxOutputTokens as the window.
-            max_output_tokens=window - max_input,
+            max_output_tokens=declared.max_output,
             context_window=window,
             capabilities=Capabilities(
                 tool_calling=model.tool_calling, image_input=model.image_input
@@ -254,14 +324,17 @@ class Gauge:
         model = self.model(model_id)
         counter = self.counter(model)
         cap = self.settings.tool_result_max_tokens
+        scales = self.scales(model)
+        scale = self.declared(model).scale
         tokens, raws, cjks = [], [], []
         for item in inputs:
             if isinstance(item, str):
                 count = counter.string(item)
-                tokens.append(self.calibration.estimate_text(model, count))
+                tokens.append(scales.tokens(count))
                 if not count.cjk:  # warm entries carry no CJK share
                     self.frequent.seen(model.encoding, item, count.total)
             else:
+                item = without_notes(item)  # as it will be sent
                 if cap is not None:  # count what will be sent
                     item = cap_tool_results([item], Truncator(counter.text.encoding), cap).messages[
                         0
@@ -271,20 +344,14 @@ class Gauge:
                 estimate = self.calibration.estimate_message(model, count, digest).tokens
                 if item.role == "system":
                     estimate += self.calibration.overhead(model)[1]
-                tokens.append(max(0, estimate - COPILOT_MESSAGE_OVERHEAD))
+                tokens.append(max(0, math.ceil(estimate * scale) - COPILOT_MESSAGE_OVERHEAD))
             raws.append(count.total)
             cjks.append(count.cjk)
-        return CountTokensResult(
-            tokens=tokens,
-            raw=raws,
-            cjk=cjks,
-            epoch=self.epoch,
-            scales=self.scales(model),
-        )
+        return CountTokensResult(tokens=tokens, raw=raws, cjk=cjks, epoch=self.epoch, scales=scales)
 
     def scales(self, model: ModelSpec) -> Scales:
-        """The model's multipliers of raw string counts, for its current input budget."""
-        return self.calibration.scales(model, self.max_input_tokens(model))
+        """The model's multipliers of raw string counts, for what VS Code was told of it."""
+        return self.calibration.scales(model, self.declared(model))
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
         """Raw counts of the most asked strings for each model (each id once; at most
@@ -309,11 +376,15 @@ class Gauge:
         messages: Sequence[Message],
         tools: Sequence[Tool],
         given: Sequence[Tool] | None = None,
+        *,
+        remember: bool = True,
     ) -> RequestEstimate:
         """The whole request's count with its breakdown (`given`: the tools in full, when
-        `tools` is the reduced form sent)."""
+        `tools` is the reduced form sent; `remember`: see `Calibration.estimate_request`)."""
         counter = self.counter(model)
-        return self.calibration.estimate_request(model, counter, messages, tools, given)
+        return self.calibration.estimate_request(
+            model, counter, messages, tools, given, remember=remember
+        )
 
     def tool_docs_used(self, model: ModelSpec) -> None:
         """`model.tool_docs` is what its latest chat sent (a pick in VS Code's model picker may
@@ -346,13 +417,16 @@ class Gauge:
         estimate: RequestEstimate | None = None,
         *,
         log_request: bool = True,
+        given: Sequence[Tool] | None = None,
     ) -> RecordResult:
         """Learn from the usage the API reported for a request, as counted when it was sent;
-        `log_request`: add it to the usage history as answered (the chat logs its own)."""
+        `log_request`: add it to the usage history as answered (the chat logs its own); `given`:
+        the tools in full, when the request sent a reduced form."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         copilot = self.copilot_view.messages(params.messages)
-        self.calibration.record_usage(model, estimate, params.usage, copilot)
+        whole = copilot + self.copilot_view.tools(given or params.tools)
+        self.calibration.record_usage(model, estimate, params.usage, copilot, whole)
         cost = request_cost(params.usage, model.pricing)
         used, output = params.usage.total_input_tokens, params.usage.output_tokens
         self.latest = LastRequest(model.id, estimate, used, output, cost)
@@ -364,7 +438,13 @@ class Gauge:
             self.log_request(
                 model, params.messages, params.tools, estimate, "answered", usage=params.usage
             )
-        return RecordResult(epoch=self.epoch, estimate=self.breakdown(model, estimate))
+        moved = self.redeclare(model)
+        return RecordResult(
+            epoch=self.epoch,
+            estimate=self.breakdown(model, estimate),
+            models_changed=moved,
+            client_prompt=self.client_prompt(model, estimate, copilot),
+        )
 
     def record_error(
         self,
@@ -388,11 +468,13 @@ class Gauge:
             self.log_request(
                 model, params.messages, params.tools, estimate, "failed", error=failure
             )
+        moved = self.redeclare(model)
         return RecordResult(
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
             error=error.report(),
             learned_limit=learned,
+            models_changed=learned is not None or moved,
         )
 
     def log_request(
@@ -406,16 +488,21 @@ class Gauge:
         usage: Usage | None = None,
         error: str | None = None,
         trimmed_tokens: int = 0,
+        ladder: Mapping[str, int] | None = None,
         retries: int = 0,
         answer_text: str = "",
         answer_calls: Sequence[str] = (),
+        held: Sequence[Message] | None = None,
     ) -> RequestRecord:
         """Add a request to the usage history: its conversation, sizes, usage, cost and fate
-        (`answer_text`, `answer_calls`: the beginning of its answer and its tool calls' ids)."""
+        (`answer_text`, `answer_calls`: the beginning of its answer and its tool calls' ids;
+        `held`: the messages the conversation holds, when the recovery ladder sent fewer)."""
         kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
-        placement = self.conversations.place(
-            messages, estimate.features.digests, kind, answer_text, answer_calls
-        )
+        if held is None:
+            held, digests = messages, list(estimate.features.digests)
+        else:
+            digests = [message_digest(message) for message in held]
+        placement = self.conversations.place(held, digests, kind, answer_text, answer_calls)
         limit = self.window_limit(model)
         record = RequestRecord(
             time=self._clock(),
@@ -434,6 +521,7 @@ class Gauge:
             reasoning_tokens=0 if usage is None else usage.reasoning_tokens,
             cost_usd=None if usage is None else request_cost(usage, model.pricing),
             trimmed_tokens=trimmed_tokens,
+            ladder=dict(ladder or {}),
             tool_docs_saved=estimate.tools_saved,
             retries=retries,
             summarized=placement.summarized,
@@ -553,6 +641,10 @@ class Gauge:
             ],
             today_usd=sum(total.today_usd for total in totals.values()) if totals else None,
         )
+
+
+def _declared_key(model_id: str) -> str:
+    return f"declared/{model_id}"
 
 
 def _pricing_row(model: ModelSpec) -> dashboard.PricingRow | None:

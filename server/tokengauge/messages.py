@@ -134,7 +134,10 @@ class Usage:
     reasoning_tokens: int = 0
 
 
-EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", "stateful_marker", "usage"})
+STATEFUL_MARKER: Final = "stateful_marker"
+"""The mime type of the one data part a provider may give that comes back with the next request in
+both of Copilot's runtimes (`modelId\\marker`): per-conversation state rides in it."""
+EPHEMERAL_MIME_TYPES: Final = frozenset({"cache_control", STATEFUL_MARKER, "usage"})
 TEXT_MIME_PREFIXES: Final = ("text/", "application/json", "application/xml", "application/x-yaml")
 
 

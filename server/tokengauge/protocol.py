@@ -199,6 +199,11 @@ class RecordResult:
     estimate: Breakdown
     error: ErrorReport | OverflowReport | None = None
     learned_limit: int | None = None
+    models_changed: bool = False
+    """VS Code must ask for the models again: a limit was learned, or what it is told of the
+    model's window moved."""
+    client_prompt: int | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The request's input in Copilot's units (what the usage part tells it)."""
 
 
 @attrs.frozen(repr=False)
@@ -299,11 +304,19 @@ class Status:
 
 @attrs.frozen
 class TrimReport:
-    """What the send path's safety net cut from a request to make it fit."""
+    """What the send path's recovery ladder did to a request to make it fit."""
 
     tool_results: int
     messages: int
+    """Earlier messages left out."""
     tokens: int
+    """Input tokens removed, every rung together."""
+    tool_docs: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The tools' reduced form sent, if the ladder reduced them."""
+    output_floor: int | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The smaller room kept for the answer, if the ladder lowered it."""
+    removed: dict[str, int] = attrs.field(factory=dict)
+    """Tokens each rung removed (`calibration.ladder.RUNGS`)."""
 
 
 @attrs.frozen
@@ -323,12 +336,22 @@ class UsagePart:
     trimmed: TrimReport | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
-ChatPart = Union[TextPart, ThinkingPart, ToolCallPart, UsagePart]  # noqa: UP007
+@attrs.frozen
+class StatefulMarkerPart:
+    """State the next request of the conversation brings back: the extension reports it as a
+    `stateful_marker` data part (`modelId\\value`), the one kind both of Copilot's runtimes keep
+    in their history."""
+
+    value: str
+
+
+_STREAM_TAGS: dict[type, str] = {**PART_TAGS, StatefulMarkerPart: "statefulMarker"}
+ChatPart = Union[TextPart, ThinkingPart, ToolCallPart, StatefulMarkerPart, UsagePart]  # noqa: UP007
 configure_tagged_union(
     ChatPart,
     converter,
     tag_name="type",
-    tag_generator=lambda cls: PART_TAGS.get(cls, "usage"),
+    tag_generator=lambda cls: _STREAM_TAGS.get(cls, "usage"),
 )
 
 

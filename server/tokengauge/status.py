@@ -1,26 +1,28 @@
 """The status-bar text, tooltip and severity: the last conversation request of a model.
 
 Text like `$(pulse) 18.4k / 33k · 56%`: the input tokens of the last request over the model's
-window as VS Code's own context widget counts it (`maxInputTokens + maxOutputTokens`, as we report
-them). Severity follows the input budget (`maxInputTokens`, what Copilot fills): `warning` at 75%,
-`error` at 90%. The tooltip (markdown, shown as-is by the extension) labels both figures and
-gives the breakdown, the request's cost and today's for the model (where prices are known), the
-tokens a reduced tool documentation saved (`toolDocs`), and the correction factors in use, as the
-log prints them. Before any request the status names the number of models ready. The last
-conversation request outlives the server as a ledger document (`LAST_CONVERSATION`), so a new
-session starts from it.
+window, both in true tokens (VS Code is told them in Copilot's units: `calibration.declared`).
+Severity follows the true input budget (the window less the output kept for the answer):
+`warning` at 75%, `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels
+both figures and gives the breakdown, the request's cost and today's for the model (where prices
+are known), the tokens a reduced tool documentation saved (`toolDocs`), and the correction
+factors in use, as the log prints them. Before any request the status names the number of models
+ready. The last conversation request outlives the server as a ledger document
+(`LAST_CONVERSATION`), so a new session starts from it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, TypeGuard
 
 import attrs
 
 from tokengauge.calibration.estimates import RequestEstimate
-from tokengauge.calibration.trim import Trimmed
+from tokengauge.calibration.ladder import Fitted
 from tokengauge.cost import format_usd
+from tokengauge.messages import Message, TextPart
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
 
@@ -31,6 +33,9 @@ LAST_CONVERSATION: Final = "status/last-conversation"
 ICON: Final = "$(pulse)"
 NAMED_MODELS: Final = 8
 """Models named in the tooltip before any request; the others are counted."""
+NOTE_START: Final = "*Token Gauge: "
+"""How the note of what the recovery ladder cut begins an answer."""
+NOTE: Final = re.compile(re.escape(NOTE_START) + r"[^\n]*\*\n\n")
 
 
 def compact(n: int) -> str:
@@ -213,14 +218,38 @@ def ready_status(model_names: list[str]) -> Status:
     )
 
 
-def with_trim(status: Status, trimmed: Trimmed) -> Status:
-    """The status of a request the safety net had to shrink: says what went."""
-    what = f"trimmed {trimmed.describe()} · {compact(trimmed.tokens)} tokens"
+def with_trim(status: Status, fitted: Fitted) -> Status:
+    """The status of a request the recovery ladder had to fit: says what went."""
+    what = f"trimmed {fitted.brief()}"
+    if fitted.tokens:
+        what += f" · {compact(fitted.tokens)} tokens"
     tooltip = (
-        f"{status.tooltip}\n\nThe request did not fit the window: Token Gauge {what} before "
-        "sending it (tool results cut in the middle, oldest messages left out)."
+        f"{status.tooltip}\n\nThe request did not fit the window: before sending it, Token Gauge "
+        f"{fitted.describe()} ({compact(fitted.tokens)} tokens in all)."
     )
     return Status(text=f"{status.text} · {what}", tooltip=tooltip, severity="warning")
+
+
+def ladder_note(model_name: str, fitted: Fitted) -> str:
+    """The line that begins an answer to a request the ladder fitted (markdown, one line)."""
+    return (
+        f"{NOTE_START}this request did not fit {model_name}'s window, so the model did not see "
+        f"all of it: {fitted.describe()}.*\n\n"
+    )
+
+
+def without_notes(message: Message) -> Message:
+    """An assistant's message without the notes Token Gauge began its answers with: they are for
+    the person, and the model need not read them again with every request."""
+    if message.role != "assistant" or not any(
+        isinstance(part, TextPart) and NOTE_START in part.value for part in message.content
+    ):
+        return message
+    content = [
+        TextPart(NOTE.sub("", part.value)) if isinstance(part, TextPart) else part
+        for part in message.content
+    ]
+    return attrs.evolve(message, content=[p for p in content if p != TextPart("")])
 
 
 def request_ended(model_name: str, outcome: str, severity: Severity) -> Status:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
-from tokengauge.activity.conversations import Conversations, Placement, request_kind
+from tokengauge.activity.conversations import (
+    Conversations,
+    Placement,
+    marked,
+    marker,
+    request_kind,
+)
 from tokengauge.counting.request import message_digest
-from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.messages import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
 
 SYSTEM = Message("system", [TextPart("You are an expert AI programming assistant.")])
 TITLES = Message("system", [TextPart("You are an expert in crafting pithy titles for chats.")])
@@ -148,3 +156,50 @@ def test_helpers_belong_to_no_conversation():
     assert place(conversations, [TITLES, user("a title please")], tools=0) == Placement(
         "helper", None
     )
+
+
+def encoded(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def marker_part(text: str) -> DataPart:
+    return DataPart("stateful_marker", encoded(text.encode()))
+
+
+@pytest.mark.parametrize(
+    ("data", "found"),
+    [
+        pytest.param(marker_part("sim\\" + marker("0a1b2c3d")), "0a1b2c3d", id="ours"),
+        pytest.param(marker_part("gpt-5\\resp_68af01"), None, id="another-providers"),
+        pytest.param(
+            marker_part('sim\\{"tokenGauge": {"conversation": "<b>x</b>"}}'), None, id="odd-id"
+        ),
+        pytest.param(marker_part("sim\\[1, 2]"), None, id="not-an-object"),
+        pytest.param(DataPart("stateful_marker", "%%% not base64"), None, id="not-base64"),
+        pytest.param(
+            DataPart("stateful_marker", base64.b64encode(b"\xff\xfe").decode()), None, id="not-utf8"
+        ),
+        pytest.param(
+            DataPart("usage", base64.b64encode(marker("0a1b2c3d").encode()).decode()),
+            None,
+            id="other-mime",
+        ),
+    ],
+)
+def test_only_our_own_markers_name_a_conversation(data: DataPart, found: str | None):
+    messages = [Message("user", [TextPart("Hi")]), Message("assistant", [TextPart("Hello"), data])]
+    assert marked(messages) == found
+
+
+def test_a_marker_wins_over_everything_the_messages_share():
+    conversations = Conversations()
+    first = [SYSTEM, user("question one")]
+    one = place(conversations, first).conversation
+    other = place(conversations, [SYSTEM, user("question two")]).conversation
+    assert one != other
+    # Shares its messages with the first chat, brings back the marker of the second.
+    brought = [
+        *first,
+        Message("assistant", [TextPart("answer"), marker_part(f"m\\{marker(str(other))}")]),
+    ]
+    assert place(conversations, brought).conversation == other

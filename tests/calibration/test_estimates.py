@@ -114,6 +114,11 @@ def gauge(tmp_path: Path) -> Gauge:
     return Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
 
 
+def in_true_tokens(gauge: Gauge, model_id: str, tokens: int) -> float:
+    """A count answer (in the units VS Code is told) as true tokens."""
+    return tokens / gauge.declared(gauge.model(model_id)).scale
+
+
 def estimate_total(gauge: Gauge, model_id: str, messages: list[Message]) -> int:
     return gauge.estimate(gauge.model(model_id), messages, TOOLS).total
 
@@ -216,8 +221,9 @@ def test_copilots_budget_edge_holds_what_the_api_takes(gauge: Gauge, skew: float
         record(gauge, model.id, messages, api_count(gauge, model.id, messages, skew))
     walk = gauge.estimate(model, conversation(), TOOLS).features.walk
     copilot_tools_count = copilot_tools(walk, gauge.scales(model).tools)
-    max_input = gauge.max_input_tokens(model)
-    edge = math.floor(0.9 * (max_input - copilot_tools_count))
+    max_input = gauge.max_input_tokens(model)  # the true one
+    told = gauge.model_info(model).max_input_tokens  # what Copilot is told, in its units
+    edge = math.floor(0.9 * (told - copilot_tools_count))
     turns = 1
     while gauge.copilot_view.messages(conversation(turns + 1, size=30)) <= edge:
         turns += 1  # the longest conversation (of the kind calibration saw) Copilot admits
@@ -256,7 +262,7 @@ def test_a_new_message_is_estimated_with_the_learned_ratio(gauge: Gauge):
         record(gauge, model.id, messages, raw * 2)
     assert gauge.calibration.ratios(model)["text"] == pytest.approx(2.0, rel=0.1)
     new = Message(role="user", content=[TextPart("a brand new question " * 30)])
-    counted = gauge.count(model.id, [new]).tokens[0]
+    counted = in_true_tokens(gauge, model.id, gauge.count(model.id, [new]).tokens[0])
     raw = gauge.counter(model).message(new).total
     assert counted >= 1.9 * raw
 
@@ -306,7 +312,8 @@ def test_cached_actual_gets_two_percent_less_copilots_three(gauge: Gauge):
     model = gauge.model("gpt-4o")
     digest = gauge.estimate(model, [message], []).features.digests[0]
     gauge.ledger.put_actuals(model.family, {digest: 1000})
-    expected = math.ceil(1000 * ACTUAL_MARGIN) - COPILOT_MESSAGE_OVERHEAD
+    scale = gauge.declared(model).scale  # in the units VS Code is told
+    expected = math.ceil(math.ceil(1000 * ACTUAL_MARGIN) * scale) - COPILOT_MESSAGE_OVERHEAD
     assert gauge.count(model.id, [message]).tokens == [expected]
 
 
@@ -473,15 +480,18 @@ ANY_TEXT = any_text(max_size=400)
 @given(texts=st.lists(ANY_TEXT, min_size=1, max_size=4))
 def test_uncalibrated_counts_never_fall_below_tiktoken(texts: list[str]):
     """DESIGN §5.2 through the same path the server answers with, for strings and messages
-    (a message's answer plus the 3 Copilot adds to it)."""
+    (a message's answer plus the 3 Copilot adds to it), in true tokens: the answers are in the
+    units VS Code is told of the window (`Declared.scale`)."""
     gauge = UNCALIBRATED
     for model_id, encoding_name in (("gpt-4o", "o200k_base"), ("claude-sonnet-4-5", "cl100k_base")):
         encoding = gauge.encodings.get(encoding_name)
         exact = [len(encoding.encode_ordinary(text)) for text in texts]
         message = Message(role="user", content=[TextPart(text) for text in texts])
         result = gauge.count(model_id, [*texts, message])
-        assert all(t >= e for t, e in zip(result.tokens, exact, strict=False))
-        assert result.tokens[-1] + COPILOT_MESSAGE_OVERHEAD >= sum(exact)
+        tokens = [in_true_tokens(gauge, model_id, t) for t in result.tokens[:-1]]
+        assert all(t >= e for t, e in zip(tokens, exact, strict=True))
+        answer = result.tokens[-1] + COPILOT_MESSAGE_OVERHEAD
+        assert in_true_tokens(gauge, model_id, answer) >= sum(exact)
 
 
 @pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5", "small"])
@@ -489,8 +499,9 @@ def test_uncalibrated_cjk_text_is_never_below_tiktoken(model_id: str):
     model = UNCALIBRATED.model(model_id)
     text = CJK * 30
     exact = len(UNCALIBRATED.encodings.get(model.encoding).encode_ordinary(text))
-    assert UNCALIBRATED.count(model_id, [text]).tokens == [pytest.approx(exact, rel=0.5)]
-    assert UNCALIBRATED.count(model_id, [text]).tokens[0] >= exact
+    [answer] = UNCALIBRATED.count(model_id, [text]).tokens
+    assert in_true_tokens(UNCALIBRATED, model_id, answer) == pytest.approx(exact, rel=0.5)
+    assert in_true_tokens(UNCALIBRATED, model_id, answer) >= exact
 
 
 UNCALIBRATED = Gauge(SETTINGS, Ledger(None))

@@ -1,44 +1,27 @@
-"""The send path's safety net: head + tail truncation, levelling tool results, dropping history."""
+"""Cutting text: head + tail truncation, levelling texts, whole exchanges of history, the cap."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
-from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.trim import (
     MIN_KEPT_TOKENS,
-    CannotFit,
     Truncator,
+    apply,
     cap_tool_results,
+    history_units,
+    level,
     marker,
-    shrink,
+    tool_texts,
+    turn_texts,
 )
 from tokengauge.counting.encodings import EncodingRegistry
-from tokengauge.gauge import Gauge
-from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 
 ENCODING = EncodingRegistry().get("cl100k_base")
 TRUNCATOR = Truncator(ENCODING)
-SETTINGS = ServerSettings(
-    providers=(ProviderSettings(id="test"),),
-    models=(ModelSettings(id="claude-sonnet-4-5", provider="test"),),
-)
-
-
-@pytest.fixture
-def estimate(tmp_path: Path):
-    gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
-    model = gauge.model("claude-sonnet-4-5")
-
-    def estimate(messages: Sequence[Message]) -> RequestEstimate:
-        return gauge.estimate(model, messages, [])
-
-    return estimate
 
 
 def log(tag: str, lines: int) -> str:
@@ -94,50 +77,49 @@ def test_cut_leaves_short_text_alone_and_never_splits_a_character():
     assert text.startswith(head) and text.endswith(tail)
 
 
-def test_a_request_that_fits_is_left_alone(estimate):
-    messages = agent_turn(log("a", 50))
-    trimmed = shrink(messages, TRUNCATOR, estimate, estimate(messages).total)
-    assert not trimmed.changed and trimmed.messages == messages
-
-
-def test_the_largest_tool_results_are_levelled_first(estimate):
+def test_levelling_cuts_the_longest_texts_to_one_length():
     big, bigger, small = log("b", 600), log("c", 900), log("s", 40)
     messages = agent_turn(big, bigger, small)
-    target = estimate(messages).total - 8_000
-    trimmed = shrink(messages, TRUNCATOR, estimate, target)
-    assert estimate(trimmed.messages).total <= target
-    assert trimmed.tool_results == 2 and trimmed.dropped == 0
-    assert trimmed.tokens >= 8_000
-    cut_big, cut_bigger, kept_small = result_texts(trimmed.messages)
+    texts = tool_texts(messages, TRUNCATOR)
+    cuts = level(texts, 8_000)
+    cut = apply(messages, TRUNCATOR, cuts)
+    assert cut.tool_results == 2 and cut.dropped == 0
+    assert cut.tokens == pytest.approx(8_000, abs=len(texts))
+    cut_big, cut_bigger, kept_small = result_texts(cut.messages)
     assert kept_small == small
-    # Cut to about the same length, the ends kept.
     assert tokens(cut_big) == pytest.approx(tokens(cut_bigger), rel=0.1)
     assert cut_bigger.endswith(bigger[-200:]) and cut_bigger.startswith(bigger[:200])
-    # Not cut much more than needed.
-    assert estimate(trimmed.messages).total >= target - 600
+    assert level(texts, 0) == {} and level([], 500) == {}
 
 
-def test_then_the_oldest_history_goes_in_whole_exchanges(estimate):
-    messages = agent_turn(log("a", 300), history=6)
-    shortest = cap_tool_results(messages, TRUNCATOR, MIN_KEPT_TOKENS).messages
-    target = estimate(shortest).total - 1_000  # cutting the tool result is not enough
-    trimmed = shrink(messages, TRUNCATOR, estimate, target)
-    assert estimate(trimmed.messages).total <= target
-    assert trimmed.dropped > 0 and trimmed.dropped % 2 == 0
-    kept = trimmed.messages
-    assert kept[0] == messages[0]  # the system prompt
-    assert kept[1].role == "user"  # history still starts with a user message
-    turn = messages.index(next(m for m in messages if "Why did" in str(m.content)))
-    assert kept[-(len(messages) - turn) :][0] == messages[turn]  # the turn's question, and after
-    text = result_texts(kept)[0]
-    assert tokens(text) <= MIN_KEPT_TOKENS + 20 and text.endswith(log("a", 300)[-100:])
+def test_levelling_never_goes_below_the_least_kept():
+    messages = agent_turn(log("a", 300), log("b", 300))
+    cuts = level(tool_texts(messages, TRUNCATOR), 10**6)
+    assert set(cuts.values()) == {MIN_KEPT_TOKENS}
 
 
-def test_what_can_never_go_raises_cannot_fit(estimate):
-    messages = agent_turn(log("a", 300), history=2)
-    with pytest.raises(CannotFit) as caught:
-        shrink(messages, TRUNCATOR, estimate, 50)
-    assert caught.value.target == 50 and caught.value.estimate > 50
+def test_history_goes_in_whole_exchanges_never_the_turn():
+    messages = agent_turn(log("a", 30), history=3)
+    units = history_units(messages)
+    assert [sorted(u) for u in units] == [[1, 2], [1, 2, 3, 4], [1, 2, 3, 4, 5, 6]]
+    kept = apply(messages, TRUNCATOR, {}, units[0]).messages
+    assert kept[0] == messages[0] and kept[1].role == "user" and kept[1] == messages[3]
+    assert apply(messages, TRUNCATOR, {}, units[-1]).messages == [messages[0], *messages[7:]]
+
+
+def test_the_turns_own_texts_are_found_and_cut_like_any_other():
+    messages = agent_turn(log("a", 30))
+    messages[1] = Message(role="user", content=[TextPart(log("pasted", 400)), TextPart("Why?")])
+    texts = turn_texts(messages, TRUNCATOR)
+    assert [(t.message, t.path) for t in texts] == [(1, (0,)), (1, (1,))]
+    cut = apply(messages, TRUNCATOR, {texts[0].key: 300})
+    pasted = cut.messages[1].content[0]
+    assert isinstance(pasted, TextPart) and "tokens omitted" in pasted.value
+    whole = log("pasted", 400)
+    head, tail = pasted.value.split(marker(texts[0].tokens - 300))
+    assert whole.startswith(head) and whole.endswith(tail) and "pasted line 399:" in tail
+    assert cut.tool_results == 0 and cut.tokens == texts[0].tokens - 300
+    assert turn_texts(messages[:1], TRUNCATOR) == []
 
 
 def test_the_cap_cuts_every_longer_tool_result():

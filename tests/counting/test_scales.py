@@ -7,7 +7,13 @@ import math
 import pytest
 
 from tokengauge.counting.request import TextCount, ToolWalk
-from tokengauge.counting.scales import Scales, copilot_tools, copilot_tools_target, tool_scale
+from tokengauge.counting.scales import (
+    Scales,
+    copilot_tools,
+    copilot_tools_target,
+    tool_scale,
+    tools_floor,
+)
 
 WALK = ToolWalk(tools=39, json=12_585, raws=tuple([1] * 800 + [2] * 200 + [30] * 219))
 
@@ -33,13 +39,22 @@ def test_below_the_formulas_floor_the_tools_claim_the_floor():
 
 
 @pytest.mark.parametrize("ratio", [0.9, 1.0, 1.3, 1.6])
-def test_copilots_edge_lands_where_exact_counts_would_put_it(ratio: float):
+@pytest.mark.parametrize("told", [35_904, 24_000, 15_000], ids=["true", "smaller", "smallest"])
+def test_copilots_edge_lands_where_exact_counts_would_put_it(ratio: float, told: int):
+    """Whatever Copilot is told of the budget, the tools' count makes its edge land where the
+    true budget is (as far as the count can go: not below 0)."""
     max_input, tools = 35_904, 12_585 * ratio
-    target = copilot_tools_target(max_input, tools, ratio)
-    edge = 0.9 * (max_input - target)  # the most of its own count Copilot then admits
+    target = copilot_tools_target(told, tools, ratio, max_input)
+    if told - (max_input - tools) / ratio < 0:
+        assert target == 0
+        return
+    edge = 0.9 * (told - target)  # the most of its own count Copilot then admits
     assert ratio * edge + tools == pytest.approx(0.9 * max_input + 0.1 * tools, abs=2)
-    assert (target > tools) == (ratio > 1) or ratio == 1
 
 
-def test_an_exact_ratio_asks_for_the_tools_true_cost():
-    assert copilot_tools_target(35_904, 12_585, 1.0) == 12_585
+def test_an_exact_ratio_told_the_true_budget_asks_for_the_tools_true_cost():
+    assert copilot_tools_target(35_904, 12_585, 1.0, 35_904) == 12_585
+
+
+def test_the_floor_is_what_every_string_counted_zero_gives():
+    assert tools_floor(WALK) == copilot_tools(WALK, 0.0) == math.floor(1.1 * (16 + 8 * 39))

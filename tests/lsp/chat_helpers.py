@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 from typing import Any
 
@@ -84,6 +85,19 @@ class PartLog:
     def of(self, request_id: str) -> list[dict[str, Any]]:
         """The parts of one request, in arrival order."""
         return self.parts.get(request_id, [])
+
+
+def answer_message(parts: list[dict[str, Any]], model_id: str) -> dict[str, Any]:
+    """The assistant message VS Code keeps of a streamed answer, as the extension converts it back:
+    every part but the usage, the stateful marker as the data part it was reported as."""
+    content = []
+    for part in parts:
+        if part["type"] == "statefulMarker":
+            data = base64.b64encode(f"{model_id}\\{part['value']}".encode()).decode()
+            content.append({"type": "data", "mimeType": "stateful_marker", "data": data})
+        elif part["type"] != "usage":
+            content.append(part)
+    return {"role": "assistant", "content": content}
 
 
 def chat_params(model_id: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

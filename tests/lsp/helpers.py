@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.harness.lsp import call
+
 MODELS: list[dict[str, Any]] = [
     {"id": "gpt-4o", "provider": "openai", "name": "GPT-4o"},
     {"id": "claude-sonnet-4-5", "provider": "anthropic", "name": "Claude Sonnet 4.5"},
@@ -36,3 +38,11 @@ def init_options(storage: Path) -> dict[str, Any]:
 def text_message(role: str, *texts: str) -> dict[str, Any]:
     """A DESIGN §3 message of text parts."""
     return {"role": role, "content": [{"type": "text", "value": text} for text in texts]}
+
+
+async def told_per_true(client: Any, model_id: str) -> float:
+    """Tokens in the units VS Code is told of the model's window, per true token: counts are in
+    those units (`calibration.declared`)."""
+    models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
+    report = {m["id"]: m for m in (await call(client, "tokenGauge/usage", {}))["models"]}
+    return float(models[model_id]["maxInputTokens"] / report[model_id]["maxInputTokens"])

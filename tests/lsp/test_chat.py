@@ -26,6 +26,9 @@ from tests.lsp.chat_helpers import (
     chat_params,
     conversation,
 )
+from tests.lsp.helpers import told_per_true
+from tokengauge.counting.copilot_view import CopilotView
+from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, structure
@@ -53,6 +56,12 @@ def parts_of(client: LanguageClient, params: dict) -> list[dict]:
     return client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
 
 
+def copilots_count(messages: list[dict]) -> int:
+    """Copilot's own o200k count of DESIGN §3 messages."""
+    view = CopilotView(EncodingRegistry().get("o200k_base"))
+    return view.messages([structure(m, Message) for m in messages])
+
+
 async def chat(client: LanguageClient, params: dict) -> dict:
     return await call(client, "tokenGauge/chat", params)
 
@@ -75,7 +84,8 @@ async def test_text_streams_in_order_and_usage_closes_the_loop(
     true_input = request.prompt_tokens
     usage = parts[-1]
     assert usage["totalInputTokens"] == true_input
-    assert usage["data"]["prompt_tokens"] == true_input
+    # What Copilot reads is in its own units: its o200k count of the messages (no tools).
+    assert usage["data"]["prompt_tokens"] == copilots_count(messages)
     assert usage["data"]["completion_tokens"] == request.output_tokens
     assert result == {"usage": usage["data"], "finishReason": result["finishReason"]}
     assert result["finishReason"] in ("stop", "end_turn")
@@ -94,8 +104,10 @@ async def test_text_streams_in_order_and_usage_closes_the_loop(
     finally:
         ledger.close()
     assert None not in actuals
-    # Less the 3 tokens Copilot adds to every message's count itself.
-    assert counted["tokens"] == [math.ceil(a * 1.02 - 1e-9) - 3 for a in actuals if a is not None]
+    # In the units VS Code is told of the window, less the 3 Copilot adds to every message.
+    scale = await told_per_true(client, model_id)
+    expected = [math.ceil(math.ceil(a * 1.02 - 1e-9) * scale) - 3 for a in actuals if a]
+    assert counted["tokens"] == expected
     estimate = (await call(client, "tokenGauge/usage", {}))["latest"]["estimate"]
     shares = true_input - estimate["system"] - estimate["tools"] - estimate["fixed"]
     assert shares <= sum(actuals) <= true_input  # type: ignore[arg-type]
@@ -124,11 +136,11 @@ async def test_usage_part_carries_the_whole_prompt_with_cache_reads(
     )
     assert whole > usage["input_tokens"] * 100  # this capture is almost all cache reads
     part = parts_of(client, params)[-1]
-    assert part["type"] == "usage" and part["data"]["prompt_tokens"] == whole
+    assert part["type"] == "usage" and part["totalInputTokens"] == whole
     assert (
         part["data"]["prompt_tokens_details"]["cached_tokens"] == usage["cache_read_input_tokens"]
     )
-    assert result["usage"]["prompt_tokens"] == whole
+    assert result["usage"]["prompt_tokens"] == copilots_count(conversation())
 
 
 async def test_tool_call_and_max_tokens(client: LanguageClient, upstream: Upstream):
@@ -177,7 +189,8 @@ async def test_overflow_learns_the_window_and_a_request_that_cannot_fit_says_so(
         "tokenGauge/countTokens",
         {"modelId": "claude-sonnet-4-5", "inputs": messages},
     )
-    assert sum(tokens + 3 for tokens in counted["tokens"]) > 60
+    scale = await told_per_true(client, "claude-sonnet-4-5")
+    assert sum(tokens + 3 for tokens in counted["tokens"]) / scale > 60
     assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
     models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
     assert models["claude-sonnet-4-5"]["contextWindow"] == 60

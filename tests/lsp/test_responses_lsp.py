@@ -15,7 +15,7 @@ from tests.harness.fake_upstream.config import Reply, UpstreamConfig
 from tests.harness.fake_upstream.responses import NO_REASONING, NOT_VERIFIED, reasoning_of
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
+from tests.lsp.chat_helpers import PartLog, answer_message, chat_options, chat_params
 from tests.lsp.helpers import text_message
 
 READ_FILE = {
@@ -69,7 +69,7 @@ async def test_a_text_answer_with_usage(client: LanguageClient):
     assert body["include"] == ["reasoning.encrypted_content"]
     text = "".join(p["value"] for p in parts(client, params) if p["type"] == "text")
     assert text.startswith("ok: ")
-    assert result["usage"]["prompt_tokens"] == request.prompt_tokens
+    assert parts(client, params)[-1]["totalInputTokens"] == request.prompt_tokens
     assert result["finishReason"] == "stop"
 
 
@@ -150,7 +150,7 @@ async def test_encrypted_reasoning_survives_the_tool_call(client: LanguageClient
     assert item["value"] == "" and item["id"].startswith("rs_")
     assert reasoning_of(item["id"], item["encrypted"]) == THOUGHT
     # The next request as the extension converts Copilot's history: every part of the answer.
-    answer = {"role": "assistant", "content": [p for p in streamed if p["type"] != "usage"]}
+    answer = answer_message(streamed, "gpt-5")
     follow = [*messages, answer, {"role": "user", "content": [output]}]
     await call(
         client,

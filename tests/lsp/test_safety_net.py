@@ -123,7 +123,7 @@ async def test_a_request_that_cannot_fit_is_trimmed_before_it_is_sent(client: La
     assert "gateway line 0:" in text and "gateway line 899:" in text  # both ends kept
     assert "tokens omitted" in text
     usage = parts[-1]
-    assert usage["type"] == "usage" and usage["data"]["prompt_tokens"] == request.prompt_tokens
+    assert usage["type"] == "usage" and usage["totalInputTokens"] == request.prompt_tokens
     assert usage["trimmed"]["toolResults"] == 1 and usage["trimmed"]["tokens"] > 4_000
     status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
     assert "trimmed 1 tool result" in status["text"] and status["severity"] == "warning"
@@ -169,3 +169,107 @@ async def test_the_tool_result_cap_is_sent_and_counted(capped: LanguageClient):
     sent_result = marker(0).strip()[:3] in tool_message["content"]
     assert sent_result and counted["raw"][-1] < 400
     assert counted["raw"][-1] == pytest.approx(300 + 15, abs=15)
+
+
+DOCUMENTED_TOOLS = [
+    {
+        "name": f"step_{i}",
+        "description": f"Runs step {i}. " + "Each option changes how the step behaves. " * 30,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Where it runs. " * 40},
+                "mode": {"type": "string", "enum": ["fast", "full"]},
+            },
+            "required": ["path"],
+        },
+    }
+    for i in range(6)
+]
+
+
+def pasted(lines: int) -> list[dict[str, Any]]:
+    """A system prompt and a turn whose own message is a long pasted log."""
+    return [
+        text_message("system", "You are a careful assistant."),
+        text_message("user", "What failed first in this log?\n" + log(lines)),
+    ]
+
+
+async def history(client: LanguageClient) -> list[dict[str, Any]]:
+    report = await call(client, "tokenGauge/usage", {})
+    return report["history"]  # type: ignore[no-any-return]
+
+
+async def test_a_large_message_with_many_tools_goes_with_the_tools_shortened(
+    client: LanguageClient,
+):
+    """Nothing to cut but the tools' documentation: the request goes with the tools minimal (all
+    of them, names and required parameters kept), the answer says so first, and the usage
+    history keeps what each rung removed."""
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    for lines in (10, 60):
+        await chat(client, turn(lines))
+    params = chat_params(MODEL, pasted(400), tools=DOCUMENTED_TOOLS)
+    await call(client, "tokenGauge/chat", params)
+    parts = client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
+    request = upstream.model_requests[-1]
+    assert request.status == 200
+    assert request.prompt_tokens + request.json["max_tokens"] <= WINDOW
+    sent = {tool["function"]["name"]: tool["function"] for tool in request.json["tools"]}
+    assert list(sent) == [tool["name"] for tool in DOCUMENTED_TOOLS]
+    assert all(t["parameters"]["required"] == ["path"] for t in sent.values())
+    assert "Where it runs." not in str(sent)  # the annotations went
+    assert "gateway line 399:" in sent_text(request)  # the message went whole
+    note, *_, usage = parts
+    assert note["type"] == "text" and note["value"].startswith("*Token Gauge:")
+    assert "the model did not see all of it" in note["value"] and "minimal" in note["value"]
+    assert usage["trimmed"]["toolDocs"] == "minimal" and usage["trimmed"]["removed"]["toolDocs"]
+    [record] = [r for r in await history(client) if r.get("ladder")]
+    assert set(record["ladder"]) == {"toolDocs"} and record["trimmedTokens"] > 0
+    status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
+    assert "tools minimal" in status["text"] and status["severity"] == "warning"
+
+
+async def test_the_answer_gets_less_room_before_the_message_is_cut(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    for lines in (10, 60):
+        await chat(client, turn(lines))
+    parts = await chat(client, pasted(570))  # fits with ~1.5k for the answer, not with 2k
+    request = upstream.model_requests[-1]
+    assert request.status == 200 and "gateway line 569:" in sent_text(request)
+    assert "tokens omitted" not in sent_text(request)
+    assert 1_024 <= request.json["max_tokens"] < 2_000
+    assert request.prompt_tokens + request.json["max_tokens"] <= WINDOW
+    assert set(parts[-1]["trimmed"]["removed"]) == {"output"}
+    assert "the answer limited to" in parts[0]["value"]
+
+
+async def test_last_the_turns_own_message_is_cut_in_the_middle(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    for lines in (10, 60):
+        await chat(client, turn(lines))
+    parts = await chat(client, pasted(900))  # ~30k true tokens in a 12k window
+    request = upstream.model_requests[-1]
+    assert request.status == 200
+    assert request.prompt_tokens + request.json["max_tokens"] <= WINDOW
+    text = sent_text(request)
+    assert "What failed first" in text and "gateway line 899:" in text and "tokens omitted" in text
+    assert set(parts[-1]["trimmed"]["removed"]) == {"output", "userMessage"}
+    assert "your message cut in the middle" in parts[0]["value"]
+
+
+async def test_a_system_prompt_larger_than_the_window_is_refused_with_what_to_do(
+    client: LanguageClient,
+):
+    from pygls.exceptions import JsonRpcException
+
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    messages = [text_message("system", log(900)), text_message("user", "Hi")]
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, messages)
+    assert caught.value.data == {"kind": "overflow"}
+    message = caught.value.message
+    assert "cannot fit Sim's 12k-token window" in message and "system prompt" in message
+    assert "Start a new chat" in message
+    assert not upstream.model_requests  # never sent

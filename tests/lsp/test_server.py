@@ -25,7 +25,7 @@ from tests.harness.lsp import (
     running_server,
     spawn_server,
 )
-from tests.lsp.helpers import init_options, text_message
+from tests.lsp.helpers import init_options, text_message, told_per_true
 from tokengauge import __version__
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.protocol import STATUS
@@ -179,8 +179,9 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
     assert again["scales"] == pushed.scales._asdict()
     # The messages now carry the API's count: what Copilot adds up (each answer + 3) is the
     # actual, plus the 2% margin on actuals and the request overhead's margin.
-    copilot = sum(tokens + 3 for tokens in again["tokens"])
-    assert actual <= copilot <= math.ceil(actual * 1.02) + 12 + len(messages)
+    scale = await told_per_true(client, "gpt-4o")  # counts are in the units VS Code is told
+    copilot = sum(tokens + 3 for tokens in again["tokens"]) / scale
+    assert actual <= copilot <= (math.ceil(actual * 1.02) + 12 + len(messages)) * 1.01
     usage = await call(client, "tokenGauge/usage", {})
     assert usage["latest"]["inputTokens"] == actual
     assert usage["history"][-1]["inputTokens"] == actual
@@ -201,7 +202,8 @@ async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Pa
     counted = await call(
         client, "tokenGauge/countTokens", {"modelId": "local-small", "inputs": messages}
     )
-    assert sum(tokens + 3 for tokens in counted["tokens"]) > 8192
+    scale = await told_per_true(client, "local-small")
+    assert sum(tokens + 3 for tokens in counted["tokens"]) / scale > 8192
     assert not changed.done()
     changed.cancel()
 
@@ -215,9 +217,12 @@ async def test_overflow_error_lowers_the_budget(client: LanguageClient, wire: Pa
     assert result["learnedLimit"] == 4096
     await asyncio.wait_for(changed, 10)
     models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
-    assert models["local-small"]["maxInputTokens"] == 4096 - 1024
+    report = {m["id"]: m for m in (await call(client, "tokenGauge/usage", {}))["models"]}
+    assert report["local-small"]["maxInputTokens"] == 4096 - 1024  # the true budget
     assert models["local-small"]["contextWindow"] == 4096
-    assert models["local-small"]["tooltip"] == (
+    told = models["local-small"]["maxInputTokens"] + models["local-small"]["maxOutputTokens"]
+    assert told <= 4096  # in Copilot's units, never above the true window
+    assert models["local-small"]["tooltip"].startswith(
         "Local Small via local · 4.1k-token window (smaller than the 8.2k listed: the provider's "
         "errors showed it), up to 2k output tokens"
     )

@@ -18,7 +18,7 @@ from tests.harness.fake_upstream.config import Reply, UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.fake_upstream.thinking import signature_of
 from tests.harness.lsp import SERVER, call, initialize, running_server
-from tests.lsp.chat_helpers import PartLog, chat_options, chat_params
+from tests.lsp.chat_helpers import PartLog, answer_message, chat_options, chat_params
 from tests.lsp.helpers import text_message
 
 THOUGHT = "The user wants the parser fixed; reading parser.py first is the way."
@@ -58,7 +58,7 @@ async def test_thinking_stays_on_across_the_tool_call(client: LanguageClient):
     assert signed == [{"type": "thinking", "value": THOUGHT, "signature": signature_of(THOUGHT)}]
     [tool_call] = [p for p in parts if p["type"] == "toolCall"]
     # The next request, as the extension converts Copilot's history: every part of the answer.
-    answer = {"role": "assistant", "content": [p for p in parts if p["type"] != "usage"]}
+    answer = answer_message(parts, "claude-sonnet-4-5")
     result = {
         "type": "toolResult",
         "callId": tool_call["callId"],

@@ -20,6 +20,7 @@ from tokengauge.upstream.tool_docs import (
     first_sentence,
     minimal_schema,
     minimal_tool,
+    tool_forms,
     tools_as_sent,
 )
 
@@ -157,6 +158,26 @@ def test_progressive_shows_a_tool_whole_once_called():
         after = tools_as_sent(TOOLS, messages, "progressive")
         assert after == [TOOLS[0], minimal_tool(TOOLS[1])]
     assert [t.name for t in before] == [t.name for t in TOOLS]  # none left out, none renamed
+
+
+@pytest.mark.parametrize(
+    ("docs", "called", "names"),
+    [
+        pytest.param("full", True, ["full", "progressive", "minimal"], id="full-called"),
+        pytest.param("full", False, ["full", "minimal"], id="full-nothing-called-yet"),
+        pytest.param("progressive", True, ["progressive", "minimal"], id="progressive"),
+        pytest.param("progressive", False, ["progressive"], id="progressive-already-minimal"),
+        pytest.param("minimal", True, ["minimal"], id="minimal"),
+    ],
+)
+def test_the_forms_the_ladder_may_send_smaller_each(docs: Any, called: bool, names: list[str]):
+    messages = conversation(CALL) if called else conversation()
+    forms = tool_forms(TOOLS, messages, docs)
+    assert [name for name, _ in forms] == names
+    assert forms[0][1] == tools_as_sent(TOOLS, messages, docs)
+    assert forms[-1][1] == [minimal_tool(t) for t in TOOLS]
+    sizes = [sum(len(tool_json(t)) for t in tools) for _, tools in forms]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
 
 
 def test_copilots_real_tools_keep_their_names_and_required_and_shrink():

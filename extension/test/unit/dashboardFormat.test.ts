@@ -74,6 +74,12 @@ void test('says what happened to a request, every part that applies', () => {
     assert.equal(whatHappenedText(request()), 'answered');
     assert.equal(whatHappenedText(request({ kind: 'summarize' })), 'summarization');
     assert.equal(whatHappenedText(request({ summarized: true, trimmedTokens: 12345, retries: 2 })), 'summarized, trimmed 12,345 tokens, retried 2\u00d7');
+    assert.equal(
+        whatHappenedText(request({ trimmedTokens: 9000, ladder: { userMessage: 2000, toolDocs: 7000, output: 3072 } })),
+        'trimmed 9,000 tokens (tool docs, answer room, your message)',
+    );
+    assert.equal(whatHappenedText(request({ ladder: { output: 1500 } })), 'fitted (answer room)');
+    assert.equal(fillCategory(request({ ladder: { output: 1500 } })), 'trimmed');
     assert.equal(whatHappenedText(request({ outcome: 'failed', error: 'rate limited (429)', retries: 3 })), 'retried 3\u00d7, failed: rate limited (429)');
     assert.equal(whatHappenedText(request({ outcome: 'failed' })), 'failed');
     assert.equal(whatHappenedText(request({ toolDocsSaved: 8823 })), '8,823 tokens of tool docs saved');

@@ -12,14 +12,23 @@ conversation it shares messages with, else the one last active; the first reques
 summary (whose messages are new: the history was replaced) joins the conversation summarized.
 Helpers (a chat's title, a progress line) belong to none.
 
+Better than any of that: each answer of a conversation ends with a stateful marker naming its
+conversation (`marker`), which both of Copilot's runtimes keep in the history they send back; a
+request that brings one back (`marked`) is of that conversation, whatever else it shares, even
+after a restart. Copilot drops the markers of the rounds a summary replaced.
+
 What is kept is message digests, in memory and bounded; a server restarted mid-chat starts a new
 conversation for it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import collections
 import hashlib
+import json
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Final
@@ -33,7 +42,14 @@ from tokengauge.activity.record import (
     SUMMARY_MARK,
     RequestKind,
 )
-from tokengauge.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.messages import (
+    STATEFUL_MARKER,
+    DataPart,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 CONTEXT_MARKS: Final = ("<environment_info>", "<workspace_info>")
 """What Copilot's agent writes in the message of context it opens every chat of a workspace with."""
@@ -43,6 +59,9 @@ ANSWER_HEAD_MIN: Final = 40
 """Shorter answers ("Done.") are too common to tell a conversation by."""
 DIGESTS_KEPT: Final = 50_000
 """Message digests remembered, across all conversations (LRU)."""
+MARKER_KEY: Final = "tokenGauge"
+"""Our key in a stateful marker's JSON (other providers' markers are not ours to read)."""
+CONVERSATION_ID: Final = re.compile(r"[0-9a-f]{8}")
 
 
 @attrs.frozen
@@ -89,6 +108,7 @@ class Conversations:
         if kind == "helper":
             return Placement(kind, None)
         pairs = [(m, d) for m, d in zip(messages, digests, strict=True) if m.role != "system"]
+        brought = marked(messages)
         compared = [d for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
         compared += [key for message in messages for key in _answer_keys(message)]
         shared = collections.Counter(
@@ -97,7 +117,9 @@ class Conversations:
         conversation = shared.most_common(1)[0][0] if shared else None
         carries = [d for m, d in pairs if SUMMARY_MARK in _text(m)]
         summarized = bool(carries) and all(d not in self._owners for d in carries)
-        if kind == "summarize":
+        if brought is not None:
+            conversation = brought
+        elif kind == "summarize":
             conversation = conversation or self._last_active
         elif conversation is None and summarized:
             conversation = self._summarized
@@ -112,6 +134,35 @@ class Conversations:
         elif summarized:
             self._summarized = None
         return Placement(kind, conversation, summarized and kind == "turn")
+
+
+def marker(conversation: str) -> str:
+    """The stateful marker an answer of `conversation` ends with (JSON)."""
+    return json.dumps({MARKER_KEY: {"conversation": conversation}}, separators=(",", ":"))
+
+
+def marked(messages: Sequence[Message]) -> str | None:
+    """The conversation named by the last of our stateful markers the messages bring back."""
+    found = None
+    for message in messages:
+        for part in message.content:
+            if isinstance(part, DataPart) and part.mime_type == STATEFUL_MARKER:
+                found = _conversation_of(part.data) or found
+    return found
+
+
+def _conversation_of(data: str) -> str | None:
+    """The conversation in one marker (`modelId\\JSON`, base64), or None if it is not ours."""
+    try:
+        text = base64.b64decode(data, validate=True).decode("utf-8")
+        value = json.loads(text.split("\\", 1)[-1])
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    state = value.get(MARKER_KEY) if isinstance(value, dict) else None
+    conversation = state.get("conversation") if isinstance(state, dict) else None
+    if isinstance(conversation, str) and CONVERSATION_ID.fullmatch(conversation):
+        return conversation
+    return None
 
 
 def _answer_keys(message: Message) -> list[str]:

@@ -41,6 +41,7 @@ class RequestRow:
     window: int
     max_input_tokens: int
     trimmed_tokens: int
+    ladder: dict[str, int]
     tool_docs_saved: int
     retries: int
     summarized: bool

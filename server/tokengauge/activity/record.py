@@ -56,6 +56,10 @@ class RequestRecord:
     reasoning_tokens: int = 0
     cost_usd: float | None = None
     trimmed_tokens: int = 0
+    """Input tokens the recovery ladder removed to make the request fit."""
+    ladder: dict[str, int] = attrs.field(factory=dict)
+    """Tokens each rung of the ladder removed (`calibration.ladder.RUNGS`; `output`: room for
+    the answer given up)."""
     tool_docs_saved: int = 0
     """Tokens the tools' reduced documentation left out (`toolDocs`), by our estimate."""
     retries: int = 0

@@ -6,6 +6,7 @@ Copilot applies its own. Each request's `max_tokens = min(model max, window − 
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 from tokengauge.models.catalog import ModelSpec
@@ -17,6 +18,10 @@ RESERVED_WINDOW_SHARE: Final = 4
 MIN_SAFETY: Final = 128
 OUTPUT_FLOOR_CAP: Final = 4096
 """The output a request must always have room for: min(reserved output, 4,096)."""
+LEAST_OUTPUT_FLOOR: Final = 1024
+"""What the recovery ladder may lower the output floor to for one request, at the least."""
+TOOL_CALL_MARGIN: Final = 1.25
+"""Room kept for a tool call, over the largest the conversation has made."""
 
 
 def effective_window(model: ModelSpec, learned_limit: int | None) -> int:
@@ -63,6 +68,14 @@ def clamp_max_tokens(
 def output_floor(model: ModelSpec, learned_limit: int | None = None) -> int:
     """The least useful room for output: min(reserved output, 4,096), at least 1."""
     return max(1, min(reserved_output(model, learned_limit), OUTPUT_FLOOR_CAP))
+
+
+def least_output_floor(floor: int, largest_call: int) -> int:
+    """The smallest output floor the recovery ladder may take for a request: 1,024, or room for
+    a tool call as large as the largest the conversation holds (`largest_call` tokens) if more,
+    and never above the usual `floor`."""
+    needed = max(LEAST_OUTPUT_FLOOR, math.ceil(largest_call * TOOL_CALL_MARGIN))
+    return max(1, min(floor, needed))
 
 
 def input_target(model: ModelSpec, learned_limit: int | None) -> int:

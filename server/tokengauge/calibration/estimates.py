@@ -27,6 +27,7 @@ from typing import Final, Literal
 
 import attrs
 
+from tokengauge.calibration.declared import Basis, Declared
 from tokengauge.calibration.errors import ErrorKind, ParsedError
 from tokengauge.calibration.fit import (
     APPROXIMATE,
@@ -43,6 +44,7 @@ from tokengauge.counting.scales import (
     Scales,
     copilot_tools_target,
     tool_scale,
+    tools_floor,
 )
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, Tool, Usage
@@ -159,8 +161,8 @@ class Calibration:
         self.ledger = ledger
         self._fits: dict[str, ComponentFit] = {}
         self._walks: dict[str, ToolWalk | None] = {}
-        self._scales: dict[tuple[str, int], Scales] = {}
-        self._copilot_ratios: dict[str, collections.deque[float]] = {}
+        self._scales: dict[tuple[str, Declared], Scales] = {}
+        self._observations: dict[str, collections.deque[float]] = {}
         self._cautious: dict[str, list[float]] = {}
         self.epoch = int(clock() * 1000)
 
@@ -186,23 +188,42 @@ class Calibration:
         """The fit's coefficients by name."""
         return dict(zip(COMPONENTS, self.fit(model).mean, strict=True))
 
-    def scales(self, model: ModelSpec, max_input: int) -> Scales:
+    def scales(self, model: ModelSpec, declared: Declared) -> Scales:
         """What raw string counts are multiplied by for this model (strings of text or tools),
-        with `max_input` the budget Copilot renders against (see `copilot_tools_target`)."""
-        key = (model.id, max_input)
+        given what VS Code was told of its window (`declared`; see `copilot_tools_target`)."""
+        key = (model.id, declared)
         cached = self._scales.get(key)
         if cached is None:
             text, cjk, tools, _, fixed = self.coefficients(model)
             walk = self._walk(model.id)
             if walk is None:
-                tool = tools * DEFAULT_WALK_SHORTFALL
+                tool = tools * DEFAULT_WALK_SHORTFALL * declared.scale
             else:
                 ratio = self.copilot_ratio(model) * COPILOT_RATIO_MARGIN
-                target = copilot_tools_target(max_input, tools * walk.json + fixed, ratio)
+                target = copilot_tools_target(
+                    declared.max_input, tools * walk.json + fixed, ratio, declared.true_max_input
+                )
                 tool = tool_scale(target, walk)
-            cached = Scales(text=text, cjk=cjk, tools=tool)
+            cached = Scales(text=text * declared.scale, cjk=cjk * declared.scale, tools=tool)
             self._scales[key] = cached
         return cached
+
+    def basis(self, model: ModelSpec, window: int, max_input: int, least_output: int) -> Basis:
+        """What the model's declaration is made from, for its true `window` and `max_input`."""
+        _, _, tools, _, fixed = self.coefficients(model)
+        walk = self._walk(model.id)
+        whole = self._whole_ratios(model.id)
+        return Basis(
+            window=window,
+            max_input=max_input,
+            tools=0.0 if walk is None else tools * walk.json + fixed,
+            tools_floor=0 if walk is None else tools_floor(walk),
+            ratio=self.copilot_ratio(model) * COPILOT_RATIO_MARGIN
+            if self._ratios(model.id)
+            else None,
+            whole_ratio=statistics.median(whole) * COPILOT_RATIO_MARGIN if whole else None,
+            least_output=least_output,
+        )
 
     def copilot_ratio(self, model: ModelSpec) -> float:
         """What the API charges for messages per token of Copilot's own count of them: the median
@@ -248,11 +269,14 @@ class Calibration:
         messages: Sequence[Message],
         tools: Sequence[Tool],
         given: Sequence[Tool] | None = None,
+        *,
+        remember: bool = True,
     ) -> RequestEstimate:
         """The whole request's true size with its breakdown (`given`: the tools in full, when
-        `tools` is a reduced form); remembers the request's tools."""
+        `tools` is a reduced form); `remember`: the request's tools are those of the model's next
+        requests (not a form the recovery ladder tries for this one)."""
         request = counter.request(messages, tools, given)
-        if request.walk.tools:
+        if remember and request.walk.tools:
             self.remember_walk(model.id, request.walk)
         return self.estimate_features(model, request)
 
@@ -278,12 +302,18 @@ class Calibration:
         estimate: RequestEstimate,
         usage: Usage,
         copilot_messages: int | None = None,
+        copilot_whole: int | None = None,
     ) -> bool:
         """Learn from a response's usage report; False if it taught nothing.
 
-        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`).
+        `copilot_messages` is Copilot's own count of the request's messages (`CopilotView`),
+        `copilot_whole` an o200k count of the whole request as the Agent Host counts it.
         """
         actual = usage.total_input_tokens
+        if copilot_whole and copilot_whole >= COPILOT_RATIO_MIN_TOKENS:
+            observed = self._whole_ratios(model.id)
+            observed.append(max(0.05, actual / copilot_whole))
+            self.ledger.set_document(_whole_key(model.id), list(observed))
         if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
             log.warning(
                 "%s: the API counted %d input tokens where we expected about %d; ignored",
@@ -421,17 +451,29 @@ class Calibration:
         self.ledger.set_document(_copilot_key(model.id), list(observed))
 
     def _ratios(self, model_id: str) -> collections.deque[float]:
-        ratios = self._copilot_ratios.get(model_id)
+        return self._observed(_copilot_key(model_id))
+
+    def _whole_ratios(self, model_id: str) -> collections.deque[float]:
+        return self._observed(_whole_key(model_id))
+
+    def _observed(self, key: str) -> collections.deque[float]:
+        """The recent ratios kept under a ledger key."""
+        ratios = self._observations.get(key)
         if ratios is None:
-            stored = self.ledger.get_document(_copilot_key(model_id))
+            stored = self.ledger.get_document(key)
             values = [
                 float(v)
                 for v in (stored if isinstance(stored, list) else [])
                 if isinstance(v, (int, float)) and math.isfinite(v) and v > 0
             ]
             ratios = collections.deque(values, maxlen=COPILOT_RATIO_WINDOW)
-            self._copilot_ratios[model_id] = ratios
+            self._observations[key] = ratios
         return ratios
+
+    def changed(self, model_id: str) -> None:
+        """Something the model's counts depend on changed (what VS Code is told of its window)."""
+        self._forget_scales(model_id)
+        self.epoch += 1
 
     def _forget_scales(self, model_id: str) -> None:
         for key in [k for k in self._scales if k[0] == model_id]:
@@ -483,6 +525,10 @@ def _fit_key(model_id: str) -> str:
 
 def _copilot_key(model_id: str) -> str:
     return f"copilot-ratio/{model_id}"
+
+
+def _whole_key(model_id: str) -> str:
+    return f"whole-ratio/{model_id}"
 
 
 def _walk_key(model_id: str) -> str:

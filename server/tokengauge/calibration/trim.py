@@ -1,23 +1,21 @@
-"""The send path's safety net (RFC 009: never an unrecoverable token limit): shrink a request that
-cannot fit instead of sending it.
+"""Cutting a request's text down: what the recovery ladder (`calibration.ladder`) and the
+`tokenGauge.toolResultMaxTokens` cap are made of.
 
-First the largest tool results are cut by token-based head + tail truncation, down to a common
-size (the beginning and the end kept, cut on token boundaries in one pass of the real tokenizer,
-the cut marked `[… N tokens omitted …]`); then the oldest history goes, an assistant's tool calls
-together with their results. Never the system prompt, the turn's user message, or the end of a
-tool result. The same truncation caps each tool result when the user sets
-`tokenGauge.toolResultMaxTokens`.
+Texts are cut head + tail on token boundaries, in one pass of the real tokenizer, the cut marked
+`[… N tokens omitted …]`; several texts are levelled down to one common length, the longest first.
+History goes in whole exchanges (a user message and everything until the next), so tool calls stay
+with their results and what is left still starts with a user message. Never the system prompt, nor
+the turn's user message or what follows it: only cuts reach those.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.counting.text import LONE_SURROGATE
 from tokengauge.messages import Message, Part, TextPart, ToolResultPart
 
@@ -25,9 +23,14 @@ if TYPE_CHECKING:
     import tiktoken
 
 MIN_KEPT_TOKENS: Final = 200
-"""A tool result is never cut below this many tokens."""
+"""A text is never cut below this many tokens."""
 HEAD_SHARE: Final = 0.5
-MAX_PASSES: Final = 4
+
+Path = tuple[int, ...]
+"""Where a text part is in its message: `(p,)` a part of the message, `(p, q)` a part of the
+tool result that is part `p`."""
+Cuts = dict[tuple[int, Path], int]
+"""Tokens to keep of each text cut, keyed by message index and path."""
 
 
 def marker(omitted: int) -> str:
@@ -35,37 +38,22 @@ def marker(omitted: int) -> str:
     return f"\n[… {omitted:,} tokens omitted …]\n"
 
 
-class CannotFit(Exception):
-    """Even trimmed as far as allowed, the request does not fit."""
-
-    def __init__(self, estimate: int, target: int) -> None:
-        super().__init__(f"{estimate:,} tokens after trimming, {target:,} allowed")
-        self.estimate = estimate
-        self.target = target
-
-
 @attrs.frozen
-class Trimmed:
-    """What the safety net (or the per-result cap) did to a request."""
+class Cut:
+    """Messages after cuts and drops, with what went."""
 
     messages: list[Message]
     tool_results: int = 0
+    """Tool results cut."""
     dropped: int = 0
+    """Messages left out."""
     tokens: int = 0
+    """Tokens cut from texts (the tokenizer's count, before calibration)."""
 
     @property
     def changed(self) -> bool:
         """Whether anything was cut or dropped."""
-        return bool(self.tool_results or self.dropped)
-
-    def describe(self) -> str:
-        """`2 tool results, 3 messages`: what went, for a person."""
-        parts = []
-        if self.tool_results:
-            parts.append(f"{self.tool_results} tool result{'s' * (self.tool_results != 1)}")
-        if self.dropped:
-            parts.append(f"{self.dropped} message{'s' * (self.dropped != 1)}")
-        return ", ".join(parts)
+        return bool(self.tool_results or self.dropped or self.tokens)
 
 
 class Truncator:
@@ -91,123 +79,128 @@ class Truncator:
 
 
 @attrs.frozen
-class _Text:
-    """A text part inside a tool result: where it is and how long it is."""
+class Text:
+    """A text part that may be cut: where it is and how long it is."""
 
     message: int
-    path: tuple[int, ...]
+    path: Path
     tokens: int
 
-
-def cap_tool_results(messages: Sequence[Message], truncator: Truncator, cap: int) -> Trimmed:
-    """Every tool result's text cut to `cap` tokens (the `toolResultMaxTokens` setting)."""
-    texts = _tool_texts(messages, truncator)
-    cuts = {(t.message, t.path): cap for t in texts if t.tokens > cap}
-    return _apply(messages, truncator, cuts, dropped=frozenset())
+    @property
+    def key(self) -> tuple[int, Path]:
+        """Its key in `Cuts`."""
+        return (self.message, self.path)
 
 
-def shrink(
-    messages: Sequence[Message],
-    truncator: Truncator,
-    estimate: Callable[[Sequence[Message]], RequestEstimate],
-    target: int,
-) -> Trimmed:
-    """`messages` made to fit `target` estimated tokens, or `CannotFit`."""
-    before = estimate(messages)
-    if before.total <= target:
-        return Trimmed(list(messages))
-    texts = _tool_texts(messages, truncator)
-    shortest = {(t.message, t.path): MIN_KEPT_TOKENS for t in texts if t.tokens > MIN_KEPT_TOKENS}
-    trimmed = _apply(messages, truncator, shortest, frozenset())
-    after = estimate(trimmed.messages)
-    if after.total <= target:  # cutting tool results is enough: cut no more than needed
-        tokens_per_raw = before.total / max(1, before.raw_total)
-        remove = math.ceil((before.total - target) / tokens_per_raw)
-        for _ in range(MAX_PASSES):
-            candidate = _apply(messages, truncator, _level(texts, remove), frozenset())
-            current = estimate(candidate.messages)
-            if current.total <= target:
-                trimmed, after = candidate, current
-                break
-            remove += math.ceil((current.total - target) / tokens_per_raw)
-        return attrs.evolve(trimmed, tokens=before.total - after.total)
-    for dropped in _history_units(messages):  # then the oldest history, unit by unit
-        trimmed = _apply(messages, truncator, shortest, dropped)
-        after = estimate(trimmed.messages)
-        if after.total <= target:
-            return attrs.evolve(trimmed, tokens=before.total - after.total)
-    raise CannotFit(after.total, target)
-
-
-def _level(texts: list[_Text], remove: int) -> dict[tuple[int, tuple[int, ...]], int]:
-    """Cut the longest texts down to one common length so that about `remove` tokens go."""
-    sizes = sorted((t.tokens for t in texts if t.tokens > MIN_KEPT_TOKENS), reverse=True)
-    if not sizes or remove <= 0:
-        return {}
-    level = MIN_KEPT_TOKENS
-    above = 0
-    for i, size in enumerate(sizes):  # lower the level past each text until enough goes
-        above += size
-        candidate = (above - remove) / (i + 1)
-        following = sizes[i + 1] if i + 1 < len(sizes) else MIN_KEPT_TOKENS
-        if candidate >= following:
-            level = max(MIN_KEPT_TOKENS, math.floor(candidate))
-            break
-    return {(t.message, t.path): level for t in texts if t.tokens > level}
-
-
-def _tool_texts(messages: Sequence[Message], truncator: Truncator) -> list[_Text]:
+def tool_texts(messages: Sequence[Message], truncator: Truncator) -> list[Text]:
+    """The texts of every tool result."""
     found = []
     for m, message in enumerate(messages):
         for p, part in enumerate(message.content):
             if isinstance(part, ToolResultPart):
                 for q, inner in enumerate(part.content):
                     if isinstance(inner, TextPart):
-                        found.append(_Text(m, (p, q), len(truncator.tokens(inner.value))))
+                        found.append(Text(m, (p, q), len(truncator.tokens(inner.value))))
     return found
 
 
-def _apply(
+def turn_texts(messages: Sequence[Message], truncator: Truncator) -> list[Text]:
+    """The texts of the turn's own user message."""
+    m = _turn(messages)
+    if m == len(messages):
+        return []
+    return [
+        Text(m, (p,), len(truncator.tokens(part.value)))
+        for p, part in enumerate(messages[m].content)
+        if isinstance(part, TextPart)
+    ]
+
+
+def shortest(texts: Sequence[Text]) -> Cuts:
+    """Every text cut as far as it may be."""
+    return {t.key: MIN_KEPT_TOKENS for t in texts if t.tokens > MIN_KEPT_TOKENS}
+
+
+def level(texts: Sequence[Text], remove: int) -> Cuts:
+    """Cut the longest texts down to one common length so that about `remove` tokens go."""
+    sizes = sorted((t.tokens for t in texts if t.tokens > MIN_KEPT_TOKENS), reverse=True)
+    if not sizes or remove <= 0:
+        return {}
+    common = MIN_KEPT_TOKENS
+    above = 0
+    for i, size in enumerate(sizes):  # lower the level past each text until enough goes
+        above += size
+        candidate = (above - remove) / (i + 1)
+        following = sizes[i + 1] if i + 1 < len(sizes) else MIN_KEPT_TOKENS
+        if candidate >= following:
+            common = max(MIN_KEPT_TOKENS, math.floor(candidate))
+            break
+    return {t.key: common for t in texts if t.tokens > common}
+
+
+def cap_tool_results(messages: Sequence[Message], truncator: Truncator, cap: int) -> Cut:
+    """Every tool result's text cut to `cap` tokens (the `toolResultMaxTokens` setting)."""
+    cuts = {t.key: cap for t in tool_texts(messages, truncator) if t.tokens > cap}
+    return apply(messages, truncator, cuts)
+
+
+def apply(
     messages: Sequence[Message],
     truncator: Truncator,
-    cuts: dict[tuple[int, tuple[int, ...]], int],
-    dropped: frozenset[int],
-) -> Trimmed:
+    cuts: Cuts,
+    dropped: frozenset[int] = frozenset(),
+) -> Cut:
+    """`messages` with the texts of `cuts` cut and the messages `dropped` left out."""
     kept: list[Message] = []
-    results: set[tuple[int, int]] = set()
+    results = 0
     omitted = 0
     for m, message in enumerate(messages):
         if m in dropped:
             continue
         content: list[Part] = list(message.content)
-        for (cut_m, (p, q)), keep in cuts.items():
+        changed = False
+        for (cut_m, path), keep in cuts.items():
             if cut_m != m:
                 continue
-            result = content[p]
-            assert isinstance(result, ToolResultPart)
-            inner = list(result.content)
-            text = inner[q]
-            assert isinstance(text, TextPart)
-            value, gone = truncator.cut(text.value, keep)
+            value, gone = truncator.cut(_text_at(content, path).value, keep)
             if gone:
-                inner[q] = TextPart(value)
-                content[p] = attrs.evolve(result, content=inner)
-                results.add((m, p))
+                content = _with_text(content, path, value)
+                results += len(path) == 2
                 omitted += gone
-        changed = any(r_m == m for r_m, _ in results)
+                changed = True
         kept.append(attrs.evolve(message, content=content) if changed else message)
-    return Trimmed(kept, tool_results=len(results), dropped=len(dropped), tokens=omitted)
+    return Cut(kept, tool_results=results, dropped=len(dropped), tokens=omitted)
 
 
-def _history_units(messages: Sequence[Message]) -> list[frozenset[int]]:
+def _text_at(content: Sequence[Part], path: Path) -> TextPart:
+    part = content[path[0]]
+    if len(path) == 2:
+        assert isinstance(part, ToolResultPart)
+        part = part.content[path[1]]
+    assert isinstance(part, TextPart)
+    return part
+
+
+def _with_text(content: list[Part], path: Path, value: str) -> list[Part]:
+    changed = list(content)
+    if len(path) == 1:
+        changed[path[0]] = TextPart(value)
+        return changed
+    result = content[path[0]]
+    assert isinstance(result, ToolResultPart)
+    inner = list(result.content)
+    inner[path[1]] = TextPart(value)
+    changed[path[0]] = attrs.evolve(result, content=inner)
+    return changed
+
+
+def history_units(messages: Sequence[Message]) -> list[frozenset[int]]:
     """What may go, oldest first, each a growing set: whole exchanges (a user message and all
     that follows it until the next), so tool calls stay with their results and the history still
     starts with a user message. Never the system prompt, nor the turn's user message (the last
     user message that is not only tool results) or anything after it.
     """
-    turn = next(
-        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i])), len(messages)
-    )
+    turn = _turn(messages)
     starts = [i for i in range(turn) if messages[i].role != "system"]
     units: list[frozenset[int]] = []
     gone: set[int] = set()
@@ -222,6 +215,14 @@ def _history_units(messages: Sequence[Message]) -> list[frozenset[int]]:
             j += 1
         units.append(frozenset(gone))
     return units
+
+
+def _turn(messages: Sequence[Message]) -> int:
+    """The index of the turn's user message (the last user message that is not only tool
+    results), or `len(messages)` if there is none."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if _is_user_turn(messages[i])), len(messages)
+    )
 
 
 def _is_tool_results(message: Message) -> bool:

@@ -16,11 +16,15 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from cachetools import LRUCache
+
 from tokengauge.counting.images import ImageRule, image_tokens
+from tokengauge.counting.request import tool_json
 from tokengauge.messages import (
     DataPart,
     Message,
     TextPart,
+    Tool,
     ToolCallPart,
     ToolResultPart,
     countable_parts,
@@ -34,6 +38,8 @@ COPILOT_ENCODING: Final = "o200k_base"
 BASE_TOKENS_PER_MESSAGE: Final = 3
 BASE_TOKENS_PER_NAME: Final = 1
 TOOL_CALLS_MARGIN: Final = 1.5
+CACHE_SIZE: Final = 2000
+"""Texts whose count is kept (a conversation's messages come again with every request)."""
 
 
 class CopilotView:
@@ -41,9 +47,16 @@ class CopilotView:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self.encoding = encoding
+        self._cache: LRUCache[str, int] = LRUCache(maxsize=CACHE_SIZE)
 
     def _tokens(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text)) if text else 0
+        if not text:
+            return 0
+        count = self._cache.get(text)
+        if count is None:
+            count = len(self.encoding.encode_ordinary(text))
+            self._cache[text] = count
+        return count
 
     def _text(self, parts: Sequence[object]) -> int:
         total = 0
@@ -87,3 +100,8 @@ class CopilotView:
     def messages(self, messages: Sequence[Message]) -> int:
         """A request's messages as Copilot counts them (without the 3 of the completion)."""
         return sum(self.message(m) for m in messages)
+
+    def tools(self, tools: Sequence[Tool]) -> int:
+        """The tools' JSON in o200k_base (how a runtime that counts whole requests itself, as the
+        Agent Host does, counts them)."""
+        return sum(self._tokens(tool_json(tool)) for tool in tools)

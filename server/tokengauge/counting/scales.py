@@ -54,19 +54,25 @@ def copilot_tools(walk: ToolWalk, scale: float) -> int:
     return math.floor(body * COPILOT_TOOLS_MARGIN)
 
 
-def copilot_tools_target(max_input: int, tools: float, ratio: float) -> int:
+def copilot_tools_target(max_input: int, tools: float, ratio: float, true_max_input: int) -> int:
     """What Copilot's count of the tools must come to so that its render budget holds what the
     API can really take.
 
     Copilot fits its own o200k count of the messages, `M`, within `0.9 × (max_input − T)`, where
-    `T` is its count of the tools (through us). The API charges about `ratio × M` for those
-    messages and `tools` for the tools (and the request overhead). With exact counts Copilot would
-    admit messages up to `0.9 × (max_input − tools)`; `T = max_input − (max_input − tools) / ratio`
-    makes it admit exactly as much: at its budget's edge it decides as it would if it counted every
-    token as the API does. With `ratio` below 1 (Copilot's own count runs high) the target falls
-    below `tools`, down to what the formula allows.
+    `max_input` is the `maxInputTokens` it was told and `T` its count of the tools (through us).
+    The API charges about `ratio × M` for those messages and `tools` for the tools (and the
+    request overhead). With exact counts against the true budget it would admit messages up to
+    `0.9 × (true_max_input − tools)`; `T = max_input − (true_max_input − tools) / ratio` makes it
+    admit exactly as much: at its budget's edge it decides as it would if it counted every token
+    as the API does. Where that is below what the formula can give (`ratio` below 1 and
+    `max_input` the true budget), the target is 0 and the count stops at the formula's floor.
     """
-    return max(0, math.ceil(max_input - (max_input - tools) / ratio - _EPSILON))
+    return max(0, math.ceil(max_input - (true_max_input - tools) / ratio - _EPSILON))
+
+
+def tools_floor(walk: ToolWalk) -> int:
+    """The least Copilot's formula can make of these tools' count (every string counted 0)."""
+    return copilot_tools(walk, 0.0)
 
 
 def tool_scale(target: int, walk: ToolWalk) -> float:

@@ -310,6 +310,8 @@ def create_server() -> TokenGaugeServer:
             request = params_as(params, RecordUsageParams)
             result = ls.gauge.record_usage(request)
         ls.send_calibration(request.model_id)
+        if result.models_changed:
+            ls.send_models_changed()
         ls.send_status()
         ls.send_activity()
         return unstructure(result)
@@ -320,7 +322,7 @@ def create_server() -> TokenGaugeServer:
             request = params_as(params, RecordErrorParams)
             result = ls.gauge.record_error(request)
         ls.send_calibration(request.model_id)
-        if result.learned_limit is not None:
+        if result.models_changed:
             ls.send_models_changed()
         ls.send_activity()
         return unstructure(result)

@@ -84,6 +84,24 @@ def tools_as_sent(
     return [tool if tool.name in full else minimal_tool(tool) for tool in tools]
 
 
+def tool_forms(
+    tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs
+) -> list[tuple[ToolDocs, list[Tool]]]:
+    """The tools as `docs` sends them, then each smaller form the recovery ladder may send
+    instead for one request: `progressive` (after `full`), then `minimal`. A form the same as
+    the one before is left out (a progressive form of tools none of which was called yet is
+    named minimal)."""
+    forms: list[tuple[ToolDocs, list[Tool]]] = [(docs, tools_as_sent(tools, messages, docs))]
+    order: list[ToolDocs] = ["full", "progressive", "minimal"]
+    for smaller in order[order.index(docs) + 1 :]:
+        form = tools_as_sent(tools, messages, smaller)
+        if form != forms[-1][1]:
+            forms.append((smaller, form))
+        elif len(forms) > 1:
+            forms[-1] = (smaller, form)
+    return forms
+
+
 def _in_use(messages: Sequence[Message]) -> set[str]:
     """The tools the conversation holds a call to."""
     return {

@@ -9,6 +9,7 @@ a test's script should fail loudly, not be ignored).
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -41,17 +42,39 @@ class Chunking:
 
 
 @dataclass
+class ScaleRule:
+    """A scale for some content: a message whose text matches ``pattern`` (``re.search``,
+    multiline) counts ``scale`` × its tokens instead of ``ModelBehavior.scale``."""
+
+    pattern: str
+    scale: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str):
+            raise ValueError(f"scale rule pattern must be a string, not {self.pattern!r}")
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(f"scale rule pattern {self.pattern!r}: {exc}") from None
+        scale = self.scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+            raise ValueError(f"scale rule scale must be a number above 0, not {scale!r}")
+
+
+@dataclass
 class ModelBehavior:
     """The deterministic "model" behind ``/chat/completions`` and ``/messages``.
 
-    True prompt tokens = ``ceil(scale * Σ tokens(message)) + per_message_overhead × messages
-    + ceil(tool_scale × Σ tokens(JSON(tool))) + per_tool_overhead × tools + fixed_overhead``;
-    see ``model.count_prompt``.
+    True prompt tokens = ``ceil(Σ scale(message) × tokens(message)) + per_message_overhead ×
+    messages + ceil(tool_scale × Σ tokens(JSON(tool))) + per_tool_overhead × tools +
+    fixed_overhead``, where a message's scale is that of the first of ``scale_rules`` its text
+    matches, else ``scale``; see ``model.count_prompt``.
     """
 
     encoding: str = "cl100k_base"
     per_message_overhead: int = 5
     scale: float = 1.0
+    scale_rules: list[ScaleRule] = field(default_factory=list)  # first match wins
     tool_scale: float = 1.0
     per_tool_overhead: int = 0
     fixed_overhead: int = 3

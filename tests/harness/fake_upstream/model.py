@@ -39,34 +39,65 @@ def tokens(text: str, encoding_name: str = "cl100k_base") -> int:
 
 @dataclass(frozen=True)
 class PromptCount:
-    """The model's true prompt size and its parts (``per_message`` excludes scale and overhead)."""
+    """The model's true prompt size and its parts (``per_message``: each message's tokens by the
+    encoder, before its scale and overhead; ``scales``: each message's scale)."""
 
     total: int
     messages: int
     tools: int
     per_message: list[int] = field(default_factory=list)
     overhead: int = 0
-    scale: float = 1.0
+    scales: list[float] = field(default_factory=list)
+    encoded_tools: int = 0  # the tools' JSON by the encoder, before tool_scale and overheads
 
     def message_tokens(self) -> list[int]:
         """Each message's true cost, its overhead included (rounded: they add up to ±1 each)."""
-        return [round(self.scale * n) + self.overhead for n in self.per_message]
+        pairs = zip(self.scales, self.per_message, strict=True)
+        return [round(s * n) + self.overhead for s, n in pairs]
+
+    def encoded(self) -> int:
+        """The encoder's count of all of it (messages' text, tools' JSON), unscaled."""
+        return sum(self.per_message) + self.encoded_tools
+
+    def text_ratio(self) -> float | None:
+        """True tokens of the messages' text ÷ the encoder's count of it (None without text)."""
+        raw = sum(self.per_message)
+        return (self.messages - self.overhead * len(self.per_message)) / raw if raw else None
 
 
 def count_prompt(body: Mapping[str, Any], dialect: str, behavior: ModelBehavior) -> PromptCount:
     """True prompt tokens of a request body (``dialect`` "openai" or "anthropic")."""
     texts = _message_texts(body, dialect)
     per_message = [sum(_piece_tokens(p, behavior) for p in pieces) for pieces in texts]
+    scales = [message_scale(pieces, behavior) for pieces in texts]
+    by_scale: dict[float, int] = {}
+    for scale, n in zip(scales, per_message, strict=True):
+        by_scale[scale] = by_scale.get(scale, 0) + n
     overheads = behavior.per_message_overhead * len(per_message)
-    messages = math.ceil(round(behavior.scale * sum(per_message), 6)) + overheads
+    scaled = sum(scale * n for scale, n in by_scale.items())
+    messages = math.ceil(round(scaled, 6)) + overheads
     schemas = [_tool_schema(t) for t in body.get("tools") or [] if isinstance(t, Mapping)]
     schema_tokens = sum(tokens(json.dumps(schema), behavior.encoding) for schema in schemas)
     tools = math.ceil(round(behavior.tool_scale * schema_tokens, 6))
     tools += behavior.per_tool_overhead * len(schemas)
     total = messages + tools + behavior.fixed_overhead
     return PromptCount(
-        total, messages, tools, per_message, behavior.per_message_overhead, behavior.scale
+        total, messages, tools, per_message, behavior.per_message_overhead, scales, schema_tokens
     )
+
+
+def message_scale(pieces: Iterable[str | int], behavior: ModelBehavior) -> float:
+    """The scale of one message: the first of ``scale_rules`` its text matches, else ``scale``."""
+    if not behavior.scale_rules:
+        return behavior.scale
+    text = "".join(p for p in pieces if isinstance(p, str))
+    rule = next((r for r in behavior.scale_rules if _pattern(r.pattern).search(text)), None)
+    return behavior.scale if rule is None else rule.scale
+
+
+@lru_cache(maxsize=64)
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
 
 
 def requested_max_tokens(body: Mapping[str, Any]) -> int | None:

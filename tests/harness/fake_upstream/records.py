@@ -40,6 +40,8 @@ class RecordedRequest:
     prompt_tokens: int | None = None  # the model's true count (model routes)
     prompt_tools: int | None = None  # ... of it, the tools
     prompt_messages: list[int] | None = None  # ... and each message, its overhead included
+    prompt_encoded: int | None = None  # the encoder's count of all of it, unscaled
+    prompt_text_ratio: float | None = None  # true ÷ encoder tokens of the messages' text
     output_tokens: int | None = None
     scripted: bool = False
     finished_at: float | None = None

@@ -142,6 +142,7 @@ async def _model(
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
+    record.prompt_encoded, record.prompt_text_ratio = count.encoded(), count.text_ratio()
     model = behavior.response_model or str(body.get("model") or "test-model")
     rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
 

@@ -15,9 +15,13 @@ import pytest
 from tests.harness.fake_upstream.config import (
     Chunking,
     ListedModel,
+    ModelBehavior,
     Reply,
+    ScaleRule,
     Scripted,
     UpstreamConfig,
+    from_json,
+    to_json,
 )
 from tests.harness.fake_upstream.faults import cut
 from tests.harness.fake_upstream.helpers import USER, chat, json_events, messages_body, parse_sse
@@ -167,6 +171,67 @@ async def test_tool_scale_applies_to_the_tools_json(
         upstream.last.prompt_tokens
         == expected_total(["Be brief.", USER], 5, 1.0, 3) + math.ceil(1.45 * schema_tokens) + 2
     )
+
+
+CODE = "def pouch(capacity: int) -> int:\n    return capacity * 3"
+CJK = "鹈鹕的喉囊可以装下很多鱼。"
+
+
+async def test_scale_rules_scale_each_message_by_its_text(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    model = upstream.config.model
+    model.scale, model.per_message_overhead, model.fixed_overhead = 1.1, 7, 3
+    model.scale_rules = [ScaleRule(r"^def \w+\(", 1.4), ScaleRule("[\u4e00-\u9fff]", 0.9)]
+    body = chat(messages=[{"role": "user", "content": t} for t in ("Hi.", CODE, CJK)])
+    await http.post("/v1/chat/completions", json=body)
+    raw = [len(ENC.encode(t)) for t in ("Hi.", CODE, CJK)]
+    scaled = 1.1 * raw[0] + 1.4 * raw[1] + 0.9 * raw[2]
+    record = upstream.last
+    assert record.prompt_tokens == math.ceil(scaled) + 3 * 7 + 3
+    scales = (1.1, 1.4, 0.9)
+    assert record.prompt_messages == [round(s * n) + 7 for s, n in zip(scales, raw, strict=True)]
+    assert record.prompt_encoded == sum(raw)
+    assert record.prompt_text_ratio == pytest.approx(math.ceil(scaled) / sum(raw))
+
+
+async def test_without_a_matching_rule_the_scale_is_the_models(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    model = upstream.config.model
+    model.scale = 1.3
+    await http.post("/v1/chat/completions", json=chat())
+    plain = upstream.last.prompt_tokens
+    model.scale_rules = [ScaleRule("no such text", 2.0)]
+    await http.post("/v1/chat/completions", json=chat())
+    assert upstream.last.prompt_tokens == plain == expected_total(["Be brief.", USER], 5, 1.3, 3)
+
+
+def test_scale_rules_round_trip_through_json_and_refuse_nonsense() -> None:
+    data = {"scale": 1.2, "scale_rules": [{"pattern": "```(python|log)", "scale": 1.4}]}
+    behavior = from_json(ModelBehavior, data)
+    assert behavior.scale_rules == [ScaleRule("```(python|log)", 1.4)]
+    assert from_json(ModelBehavior, json.loads(json.dumps(to_json(behavior)))) == behavior
+    for bad in (
+        {"pattern": "(unclosed", "scale": 1.4},
+        {"pattern": "x", "scale": 0},
+        {"pattern": "x", "scale": "1.4"},
+        {"pattern": "x", "scale": 1.4, "flags": "i"},
+        {"pattern": "x"},
+    ):
+        with pytest.raises((ValueError, TypeError)):
+            from_json(ModelBehavior, {"scale_rules": [bad]})
+
+
+async def test_scale_rules_set_over_the_control_api(
+    upstream: Upstream, http: httpx.AsyncClient
+) -> None:
+    rules = [{"pattern": "^def ", "scale": 1.5}]
+    response = await http.post("/_control/config", json={"model": {"scale_rules": rules}})
+    assert response.json()["model"]["scale_rules"] == rules
+    assert upstream.config.model.scale_rules == [ScaleRule("^def ", 1.5)]
+    bad = {"model": {"scale_rules": [{"pattern": "[", "scale": 1.5}]}}
+    assert (await http.post("/_control/config", json=bad)).status_code == 400
 
 
 SCRIPT = [

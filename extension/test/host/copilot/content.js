@@ -2,6 +2,9 @@
 // JSON, prose or CJK text, cut to a number of *true* tokens (the test upstream's tokenizer: o200k_base
 // or cl100k_base × skew), and the workspace files the test upstream makes Copilot read with its
 // read_file tool (scripted tool-call rounds, see tests/harness/fake_upstream/model.py `scripted_call`).
+// Three scenarios: `standard` (the kinds in turn), `large` (every third turn from the first a pasted
+// service log of at least 5,000 o200k tokens and 150 lines) and `shifting` (prose and CJK, then code and logs, which
+// the upstream counts at different scales: `scaleRules`).
 'use strict';
 const path = require('path');
 
@@ -148,6 +151,12 @@ const KINDS = {
     typescript: ['typescript', 'Review this TypeScript store for race conditions', typescriptModule],
 };
 const ORDER = ['python', 'cjk', 'log', 'prose', 'json', 'typescript'];
+// The shifting scenario: its first half prose and CJK, its second half code and logs.
+const SHIFT_ORDER = [['prose', 'cjk'], ['python', 'log', 'typescript', 'log', 'python', 'json']];
+
+// The large scenario's pasted log: at least this many o200k tokens and lines, every third turn from
+// the first (which has no history to summarize or drop).
+const PASTED = { tokens: 5000, lines: 150, every: 3 };
 
 // Workspace files Copilot reads in scripted tool-call rounds: [relative path, kind, true tokens].
 const FILES = [
@@ -158,38 +167,72 @@ const FILES = [
 ];
 // Per turn (cycled): which FILES Copilot is made to read before it answers.
 const READS = [[], [0], [], [1, 2], [], [3], [0], [], [2], [1], [], [3, 0]];
+// The shifting scenario's reads: the prose notes in its first half, code and logs in its second.
+const SHIFT_READS = [[[], [2], [], [2], [], []], [[0], [], [1], [], [0, 1], []]];
+
 // Per turn (cycled): the true tokens of the turn's content.
 const TOKENS = [5000, 4200, 5800, 4600, 5400, 4000];
 
+// How the test upstream counts each kind in the shifting scenario (ModelBehavior.scale_rules, first
+// match wins; patterns as both Python's `re` and JavaScript read them): code and logs at 1.4 of
+// o200k, prose and CJK at 0.9, anything else (Copilot's prompt, summaries) at the run's skew.
+const SHIFTING_RULES = [
+    { pattern: 'from __future__ import annotations|import \\{ EventEmitter \\} from', scale: 1.4 },
+    { pattern: '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z (INFO|DEBUG|WARN|ERROR)', scale: 1.4 },
+    { pattern: '"updatedAt": "\\d{4}-', scale: 1.4 },
+    { pattern: 'The [a-z]+ (dropped|retried|stalled|recovered|overflowed|drained|rotated|rejected|throttled|replayed) while', scale: 0.9 },
+    { pattern: '[\u4e00-\u9fff]{8}', scale: 0.9 },
+];
+
+/** The upstream's scale rules of a scenario (none: one scale for all text). */
+function scaleRules(scenario) {
+    return scenario === 'shifting' ? SHIFTING_RULES : [];
+}
+
 /**
- * Builds turns and files for one true tokenizer: `count(text)` is the encoder's token count and
- * `skew` its scale, so content is cut to `ceil(count × skew)` ≈ the wanted true tokens.
+ * Builds turns and files for one true tokenizer: `count(text)` is the encoder's token count, `skew`
+ * its scale (or a scenario's rule's, see `scaleRules`), so content is cut to `ceil(count × scale)`
+ * ≈ the wanted true tokens; `o200k(text)` is Copilot's own count (the large scenario's measure).
  */
 class Content {
-    constructor(count, skew, workspace) {
+    constructor(count, skew, workspace, { scenario = 'standard', o200k = count } = {}) {
+        if (!['standard', 'large', 'shifting'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
         this.count = count;
         this.skew = skew;
         this.workspace = workspace;
+        this.scenario = scenario;
+        this.o200k = o200k;
+        this.rules = scaleRules(scenario).map((r) => ({ re: new RegExp(r.pattern, 'm'), scale: r.scale }));
     }
 
-    /** `make`'s text from seed `seed`, cut at a line end once it reaches `tokens` true tokens. */
-    sized(make, seed, tokens) {
-        let size = Math.ceil(tokens / this.skew * 3);
+    /** The upstream's true tokens of `text` as one message. */
+    trueTokens(text) {
+        const rule = this.rules.find((r) => r.re.test(text));
+        return Math.ceil(this.count(text) * (rule ? rule.scale : this.skew));
+    }
+
+    /** `make`'s text from seed `seed`, cut at a line end once `enough(text)` holds. */
+    cut(make, seed, enough, size) {
         for (;;) {
             const text = make(rng(seed), size);
-            if (Math.ceil(this.count(text) * this.skew) < tokens) {
+            if (!enough(text)) {
                 size *= 2;
                 continue;
             }
             const lines = text.split('\n');
             let lo = 1;
             let hi = lines.length;
-            while (lo < hi) { // the fewest whole lines that reach `tokens`
+            while (lo < hi) { // the fewest whole lines that are enough
                 const mid = (lo + hi) >> 1;
-                if (Math.ceil(this.count(lines.slice(0, mid).join('\n')) * this.skew) >= tokens) hi = mid; else lo = mid + 1;
+                if (enough(lines.slice(0, mid).join('\n'))) hi = mid; else lo = mid + 1;
             }
             return lines.slice(0, lo).join('\n');
         }
+    }
+
+    /** `make`'s text from seed `seed`, cut at a line end once it reaches `tokens` true tokens. */
+    sized(make, seed, tokens) {
+        return this.cut(make, seed, (text) => this.trueTokens(text) >= tokens, Math.ceil(tokens / this.skew * 3));
     }
 
     /** The workspace files: [{relative, absolute, text, lines}]. */
@@ -200,21 +243,42 @@ class Content {
         });
     }
 
-    /** Turn `i`'s query: the question, the scripted reads, and its content in a fenced block. */
-    query(i, files) {
-        const kind = ORDER[i % ORDER.length];
-        const [lang, ask, make] = KINDS[kind];
-        const reads = READS[i % READS.length].map((f) => files[f]);
+    /** Turn `i`'s kind and the FILES it reads, by the scenario. */
+    plan(i, turns) {
+        if (this.scenario === 'shifting') {
+            const half = i < Math.ceil(turns / 2) ? 0 : 1;
+            const j = i - half * Math.ceil(turns / 2); // the turn within its half
+            const cycled = (lists) => lists[half][j % lists[half].length];
+            return { kind: cycled(SHIFT_ORDER), reads: cycled(SHIFT_READS) };
+        }
+        if (this.scenario === 'large' && i % PASTED.every === 0) return { kind: 'pasted', reads: [] };
+        return { kind: ORDER[i % ORDER.length], reads: READS[i % READS.length] };
+    }
+
+    /** Turn `i`'s query (of `turns`): the question, the scripted reads, and its content in a fenced block. */
+    query(i, files, turns = READS.length) {
+        const plan = this.plan(i, turns);
+        const reads = plan.reads.map((f) => files[f]);
         const calls = reads.map((f) => ({ name: 'read_file', arguments: { filePath: f.absolute, startLine: 1, endLine: f.lines } }));
         const readLine = reads.length ? `\nRead ${reads.map((f) => f.relative).join(' and ')} first.` : '';
+        const script = `\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>\n\n`;
+        if (plan.kind === 'pasted') {
+            const enough = (text) => text.split('\n').length >= PASTED.lines && this.o200k(text) >= PASTED.tokens;
+            const log = this.cut(serviceLog, 2000 + i, enough, PASTED.tokens * 4);
+            return {
+                kind: 'pasted log', reads: 0, o200k: this.o200k(log), lines: log.split('\n').length,
+                text: `I pasted the payment service's log from the outage below; what failed first, and why (part ${i + 1})?` +
+                    `${script}\`\`\`log\n${log}\n\`\`\`\n`,
+            };
+        }
+        const [lang, ask, make] = KINDS[plan.kind];
         const content = this.sized(make, 1000 + i, TOKENS[i % TOKENS.length]);
         return {
-            kind,
+            kind: plan.kind,
             reads: reads.length,
-            text: `${ask} (part ${i + 1}).${readLine}\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>\n\n` +
-                `\`\`\`${lang}\n${content}\n\`\`\`\n`,
+            text: `${ask} (part ${i + 1}).${readLine}${script}\`\`\`${lang}\n${content}\n\`\`\`\n`,
         };
     }
 }
 
-module.exports = { Content };
+module.exports = { Content, scaleRules };

@@ -1,0 +1,275 @@
+"""The send path's recovery ladder (RFC 009: never an unrecoverable token limit).
+
+A request whose calibrated estimate, with room for a useful answer, does not fit the window is
+fitted before it is sent instead of refused, rung by rung:
+
+1. `toolResults`: the largest tool results cut head + tail to a common length (`trim`);
+2. `history`: the oldest exchanges left out, whole;
+3. `toolDocs`: the tools in a reduced form for this request (progressive, then minimal:
+   `upstream.tool_docs`; names, types, enums, nesting and required parameters unchanged);
+4. `output`: a smaller output floor for this request, never below what a tool call of the
+   conversation needed (`budget.least_output_floor`);
+5. `userMessage`: the turn's own user message cut head + tail;
+
+and only then refused (`CannotFit`). A rung is taken only when every rung before it, taken in full,
+is not enough, and then only as far as needed: the later the rung, the dearer what it costs the
+conversation. Never the system prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Final
+
+import attrs
+
+from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.trim import (
+    Cuts,
+    Text,
+    Truncator,
+    apply,
+    history_units,
+    level,
+    shortest,
+    tool_texts,
+    turn_texts,
+)
+from tokengauge.messages import Message, Tool, ToolCallPart, to_json_text
+
+RUNGS: Final = ("toolResults", "history", "toolDocs", "output", "userMessage")
+"""The rungs in the order they are taken (the usage history's names)."""
+MAX_PASSES: Final = 4
+"""Tries at cutting texts only as far as needed before taking them as far as they go."""
+
+Estimate = Callable[[Sequence[Message], Sequence[Tool]], RequestEstimate]
+"""The request's calibrated estimate, given its messages and its tools."""
+ToolForm = tuple[str, list[Tool]]
+"""A form of the request's tools and its name (`full`, `progressive`, `minimal`)."""
+
+
+@attrs.frozen
+class Room:
+    """What a request must fit: the window less the output floor and a safety margin."""
+
+    window: int
+    safety: int
+    floor: int
+    """The output a request keeps room for."""
+    least_floor: int
+    """The smallest output floor the `output` rung may go to."""
+
+    def target(self, floor: int) -> int:
+        """The most input that still leaves `floor` for the answer."""
+        return max(1, self.window - floor - self.safety)
+
+
+class CannotFit(Exception):
+    """Even with every rung taken in full, the request does not fit."""
+
+    def __init__(self, estimate: RequestEstimate, target: int) -> None:
+        super().__init__(f"{estimate.total:,} tokens after every rung, {target:,} allowed")
+        self.estimate = estimate
+        self.target = target
+
+
+@attrs.frozen
+class Fitted:
+    """The request as it will be sent, and what each rung took to make it fit."""
+
+    messages: list[Message]
+    tools: list[Tool]
+    output_floor: int
+    tool_results: int = 0
+    """Tool results cut."""
+    dropped: int = 0
+    """Earlier messages left out."""
+    tool_docs: str | None = None
+    """The tools' form the `toolDocs` rung took, if it was taken."""
+    removed: dict[str, int] = attrs.field(factory=dict)
+    """Tokens each rung taken removed (`output`: room for the answer given up)."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether any rung was taken."""
+        return bool(self.removed)
+
+    @property
+    def tokens(self) -> int:
+        """Input tokens the rungs removed."""
+        return sum(tokens for rung, tokens in self.removed.items() if rung != "output")
+
+    def brief(self) -> str:
+        """`1 tool result, 4 messages, tools minimal`: what went, in few words."""
+        parts = []
+        if self.tool_results:
+            parts.append(_plural(self.tool_results, "tool result"))
+        if self.dropped:
+            parts.append(_plural(self.dropped, "message"))
+        if self.tool_docs is not None:
+            parts.append(f"tools {self.tool_docs}")
+        if "output" in self.removed:
+            parts.append(f"answer ≤ {self.output_floor:,}")
+        if "userMessage" in self.removed:
+            parts.append("your message")
+        return ", ".join(parts)
+
+    def describe(self) -> str:
+        """`2 tool results cut, 4 earlier messages left out, …`: what the rungs did, for a
+        person."""
+        parts = []
+        if self.tool_results:
+            parts.append(f"{_plural(self.tool_results, 'tool result')} cut in the middle")
+        if self.dropped:
+            parts.append(f"{_plural(self.dropped, 'earlier message')} left out")
+        if self.tool_docs is not None:
+            parts.append(f"the tools' documentation shortened ({self.tool_docs})")
+        if "output" in self.removed:
+            parts.append(f"the answer limited to {self.output_floor:,} tokens")
+        if "userMessage" in self.removed:
+            parts.append(f"your message cut in the middle ({self.removed['userMessage']:,} tokens)")
+        return ", ".join(parts)
+
+
+def climb(
+    messages: Sequence[Message],
+    tool_forms: Sequence[ToolForm],
+    truncator: Truncator,
+    estimate: Estimate,
+    room: Room,
+) -> Fitted:
+    """`messages` and the first of `tool_forms` (the tools as the model's settings send them;
+    then the reduced forms the `toolDocs` rung may take, smaller each) fitted to `room`, or
+    `CannotFit`."""
+    usual = tool_forms[0][1]
+    if estimate(messages, usual).total <= room.target(room.floor):
+        return Fitted(list(messages), usual, room.floor)
+    results = tool_texts(messages, truncator)
+    all_results = shortest(results)
+    units = history_units(messages)
+    all_history = units[-1] if units else frozenset()
+    least_tools = tool_forms[-1][1]
+
+    def size(cuts: Cuts, dropped: frozenset[int], tools: Sequence[Tool]) -> RequestEstimate:
+        return estimate(apply(messages, truncator, cuts, dropped).messages, tools)
+
+    # From the last rung up: each as far as needed with every rung before it taken in full.
+    user = _fewest_cuts(
+        turn_texts(messages, truncator),
+        lambda cuts: size(all_results | cuts, all_history, least_tools),
+        room.target(room.least_floor),
+        all_the_way=True,
+    )
+    most = size(all_results | user, all_history, least_tools).total
+    floor = room.least_floor if user else min(room.floor, room.window - room.safety - most)
+    target = room.target(floor)
+    form, tools = next(
+        (name, form)
+        for name, form in tool_forms
+        if size(all_results | user, all_history, form).total <= target
+    )
+    dropped = next(
+        (d for d in [frozenset(), *units] if size(all_results | user, d, tools).total <= target),
+        all_history,
+    )
+    cuts = all_results
+    if not dropped:
+        cuts = _fewest_cuts(results, lambda cuts: size(cuts | user, dropped, tools), target)
+    taken = _Taken(cuts, dropped, form, tools, floor, user)
+    return _fitted(messages, usual, truncator, estimate, room, taken)
+
+
+def _fewest_cuts(
+    texts: Sequence[Text],
+    size: Callable[[Cuts], RequestEstimate],
+    target: int,
+    *,
+    all_the_way: bool = False,
+) -> Cuts:
+    """Cuts of `texts` that bring `size` within `target`, no further than needed (at worst every
+    text as short as it may be); `all_the_way`: `CannotFit` if even that is not enough."""
+    before = size({})
+    if before.total <= target:
+        return {}
+    tokens_per_raw = before.total / max(1, before.raw_total)
+    remove = math.ceil((before.total - target) / tokens_per_raw)
+    for _ in range(MAX_PASSES):
+        cuts = level(texts, remove)
+        current = size(cuts)
+        if current.total <= target:
+            return cuts
+        remove += math.ceil((current.total - target) / tokens_per_raw)
+    cuts = shortest(texts)
+    if all_the_way:
+        current = size(cuts)
+        if current.total > target:
+            raise CannotFit(current, target)
+    return cuts
+
+
+@attrs.frozen
+class _Taken:
+    """How far each rung goes."""
+
+    cuts: Cuts
+    dropped: frozenset[int]
+    form: str
+    tools: list[Tool]
+    floor: int
+    user: Cuts
+
+
+def _fitted(
+    messages: Sequence[Message],
+    usual: list[Tool],
+    truncator: Truncator,
+    estimate: Estimate,
+    room: Room,
+    taken: _Taken,
+) -> Fitted:
+    """The request with the rungs taken, and what each removed: the estimate after each rung in
+    turn, less the one before."""
+    cut = apply(messages, truncator, taken.cuts).messages
+    kept = apply(messages, truncator, taken.cuts, taken.dropped).messages
+    sent = apply(messages, truncator, taken.cuts | taken.user, taken.dropped)
+    totals = [
+        estimate(messages, usual).total,
+        estimate(cut, usual).total,
+        estimate(kept, usual).total,
+        estimate(kept, taken.tools).total,
+        estimate(sent.messages, taken.tools).total,
+    ]
+    removed = {
+        "toolResults": totals[0] - totals[1],
+        "history": totals[1] - totals[2],
+        "toolDocs": totals[2] - totals[3],
+        "output": room.floor - taken.floor,
+        "userMessage": totals[3] - totals[4],
+    }
+    return Fitted(
+        sent.messages,
+        taken.tools,
+        taken.floor,
+        tool_results=sent.tool_results,
+        dropped=sent.dropped,
+        tool_docs=None if taken.tools is usual else taken.form,
+        removed={rung: tokens for rung, tokens in removed.items() if tokens > 0},
+    )
+
+
+def largest_tool_call(messages: Sequence[Message], truncator: Truncator) -> int:
+    """Tokens of the largest tool call the conversation holds (its name and arguments)."""
+    return max(
+        (
+            len(truncator.tokens(part.name + to_json_text(part.input)))
+            for message in messages
+            for part in message.content
+            if isinstance(part, ToolCallPart)
+        ),
+        default=0,
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'s' * (count != 1)}"

@@ -1,0 +1,270 @@
+"""The recovery ladder: each rung alone, rungs together, their order, and the refusal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tokengauge.calibration import budget
+from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.ladder import CannotFit, Estimate, Fitted, Room, climb
+from tokengauge.calibration.trim import (
+    MIN_KEPT_TOKENS,
+    Truncator,
+    apply,
+    history_units,
+    marker,
+    shortest,
+    tool_texts,
+)
+from tokengauge.gauge import Gauge
+from tokengauge.ledger.store import Ledger
+from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings, ToolDocs
+from tokengauge.upstream.tool_docs import tool_forms
+
+SETTINGS = ServerSettings(
+    providers=(ProviderSettings(id="test"),),
+    models=(ModelSettings(id="claude-sonnet-4-5", provider="test"),),
+)
+SAFETY = 128
+FLOOR = 4_096
+
+
+def documented_tool(i: int) -> Tool:
+    """A tool whose documentation is most of its JSON."""
+    words = " ".join(f"The option number {j} changes how step {i} behaves." for j in range(12))
+    return Tool(
+        name=f"tool_{i}",
+        description=f"Runs step {i} of the build. {words}",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": f"Where step {i} runs. {words}"},
+                "mode": {"type": "string", "enum": ["fast", "full"], "description": words},
+            },
+            "required": ["path"],
+        },
+    )
+
+
+TOOLS = [documented_tool(i) for i in range(8)]
+
+
+def log(tag: str, lines: int) -> str:
+    return "".join(f"{tag} line {i}: request served in {i * 7 % 300} ms\n" for i in range(lines))
+
+
+def request(
+    question: str = "Why did the build fail?",
+    *,
+    history: int = 0,
+    results: Sequence[str] = (),
+    call: str = "tool_0",
+) -> list[Message]:
+    """A system prompt, `history` earlier exchanges, the turn's question, and one tool call of
+    `call` per result."""
+    messages = [Message(role="system", content=[TextPart("You are a careful assistant.")])]
+    for i in range(history):
+        messages.append(Message(role="user", content=[TextPart(f"old question {i} " * 40)]))
+        messages.append(Message(role="assistant", content=[TextPart(f"old answer {i} " * 40)]))
+    messages.append(Message(role="user", content=[TextPart(question)]))
+    for i, result in enumerate(results):
+        part = ToolCallPart(f"c{i}", call, {"path": f"logs/{i}.log"})
+        messages.append(Message(role="assistant", content=[part]))
+        messages.append(Message(role="user", content=[ToolResultPart(f"c{i}", [TextPart(result)])]))
+    return messages
+
+
+class Ladder:
+    """A model's estimates and the ladder over them, with a window chosen per test."""
+
+    def __init__(self, gauge: Gauge) -> None:
+        self.gauge = gauge
+        self.model = gauge.model("claude-sonnet-4-5")
+        self.truncator = Truncator(gauge.counter(self.model).text.encoding)
+
+    def estimate(self, tools: Sequence[Tool] = TOOLS) -> Estimate:
+        def estimate(messages: Sequence[Message], sent: Sequence[Tool]) -> RequestEstimate:
+            given = tools if len(sent) == len(tools) else None
+            return self.gauge.estimate(self.model, messages, sent, given, remember=False)
+
+        return estimate
+
+    def size(self, messages: Sequence[Message], tools: Sequence[Tool] = TOOLS) -> int:
+        return self.estimate()(messages, tools).total
+
+    def room(self, fits: int, least_floor: int = 1_024) -> Room:
+        """A window in which `fits` input tokens just fit beside the usual output floor."""
+        return Room(fits + FLOOR + SAFETY, SAFETY, FLOOR, least_floor)
+
+    def climb(
+        self, messages: Sequence[Message], room: Room, docs: ToolDocs = "full", tools=TOOLS
+    ) -> Fitted:
+        forms = tool_forms(tools, messages, docs) if tools else [(docs, [])]
+        fitted = climb(messages, forms, self.truncator, self.estimate(tools), room)
+        assert self.size(fitted.messages, fitted.tools) <= room.target(fitted.output_floor)
+        return fitted
+
+
+@pytest.fixture
+def ladder(tmp_path: Path) -> Ladder:
+    return Ladder(Gauge(SETTINGS, Ledger(tmp_path / "ledger")))
+
+
+def result_texts(messages: Sequence[Message]) -> list[str]:
+    return [
+        inner.value
+        for message in messages
+        for part in message.content
+        if isinstance(part, ToolResultPart)
+        for inner in part.content
+        if isinstance(inner, TextPart)
+    ]
+
+
+def test_a_request_that_fits_is_left_alone(ladder: Ladder):
+    messages = request(results=[log("a", 50)], history=2)
+    fitted = ladder.climb(messages, ladder.room(ladder.size(messages)))
+    assert not fitted.changed and fitted.removed == {}
+    assert fitted.messages == messages and fitted.tools == TOOLS
+    assert fitted.output_floor == FLOOR and fitted.tool_docs is None
+
+
+def test_tool_results_first_and_only_as_far_as_needed(ladder: Ladder):
+    messages = request(results=[log("b", 600), log("c", 900), log("s", 40)], history=3)
+    target = ladder.size(messages) - 8_000
+    fitted = ladder.climb(messages, ladder.room(target))
+    assert set(fitted.removed) == {"toolResults"} and fitted.tool_results == 2
+    assert fitted.removed["toolResults"] >= 8_000
+    assert ladder.size(fitted.messages) >= target - 600  # not cut much more than needed
+    big, bigger, small = result_texts(fitted.messages)
+    assert small == log("s", 40) and bigger.startswith("c line 0:") and "c line 899:" in bigger
+    assert "tokens omitted" in big
+    assert len(fitted.messages) == len(messages)
+
+
+def test_then_the_oldest_exchanges_with_every_result_cut_in_full(ladder: Ladder):
+    messages = request(results=[log("a", 300)], history=6)
+    fitted = ladder.climb(messages, ladder.room(ladder.size(messages) - 6_000))
+    assert set(fitted.removed) == {"toolResults", "history"}
+    assert 0 < fitted.dropped < 12 and fitted.dropped % 2 == 0
+    assert fitted.messages[0] == messages[0] and fitted.messages[1].role == "user"
+    assert "old question 0 " not in str(fitted.messages)  # the oldest went first
+    assert "Why did the build fail?" in str(fitted.messages)
+    [result] = result_texts(fitted.messages)
+    assert len(ladder.truncator.tokens(result)) <= MIN_KEPT_TOKENS + 20
+    # Only as far as needed: one exchange fewer left out would not fit.
+    exchanges = fitted.dropped // 2
+    fewer = history_units(messages)[exchanges - 2] if exchanges > 1 else frozenset()
+    cuts = shortest(tool_texts(messages, ladder.truncator))
+    kept = apply(messages, ladder.truncator, cuts, fewer).messages
+    assert ladder.size(kept) > ladder.size(messages) - 6_000
+
+
+@pytest.mark.parametrize(
+    ("docs", "wanted"),
+    [
+        pytest.param("full", "progressive", id="full-goes-progressive-first"),
+        pytest.param("progressive", "minimal", id="progressive-goes-minimal"),
+    ],
+)
+def test_then_the_tools_in_a_smaller_form(ladder: Ladder, docs: ToolDocs, wanted: str):
+    # tool_0 was called: progressive keeps it whole and shortens the seven others.
+    messages = request(results=["built in 3 s"])
+    forms = dict(tool_forms(TOOLS, messages, "full"))
+    progressive = ladder.size(messages, forms["progressive"])
+    minimal = ladder.size(messages, forms["minimal"])
+    usual = ladder.size(messages, forms[docs])
+    fits = progressive if docs == "full" else minimal
+    fitted = ladder.climb(messages, ladder.room(fits), docs)
+    assert set(fitted.removed) == {"toolDocs"} and fitted.tool_docs == wanted
+    assert fitted.tools == forms[wanted] and fitted.messages == messages
+    assert fitted.removed["toolDocs"] == usual - fits
+    assert [t.name for t in fitted.tools] == [t.name for t in TOOLS]
+
+
+def test_then_the_output_floor_only_as_low_as_needed(ladder: Ladder):
+    messages = request(log("pasted", 600))
+    size = ladder.size(messages, [])
+    room = ladder.room(size - 1_500)  # fits with 2,596 left for the answer
+    fitted = ladder.climb(messages, room, tools=[])
+    assert set(fitted.removed) == {"output"} and fitted.messages == messages
+    assert fitted.output_floor == FLOOR - 1_500 and fitted.removed["output"] == 1_500
+
+
+def test_the_output_floor_keeps_room_for_a_tool_call_the_conversation_made(ladder: Ladder):
+    content = {"path": "src/app.py", "content": log("code", 400)}
+    call = ToolCallPart("c1", "create_file", content)
+    messages = request(log("pasted", 600))
+    messages[1:1] = [
+        Message(role="user", content=[TextPart("Write the file.")]),
+        Message(role="assistant", content=[call]),
+        Message(role="user", content=[ToolResultPart("c1", [TextPart("created")])]),
+    ]
+    largest = len(ladder.truncator.tokens("create_file" + str(content).replace("'", '"')))
+    least = budget.least_output_floor(FLOOR, largest)
+    assert least > budget.LEAST_OUTPUT_FLOOR
+    room = Room(ladder.size(messages[:1] + messages[4:], []) + 1_024 + SAFETY, SAFETY, FLOOR, least)
+    fitted = ladder.climb(messages, room, tools=[])
+    assert fitted.output_floor >= least
+
+
+def test_last_the_turns_own_message_head_and_tail(ladder: Ladder):
+    pasted = log("pasted", 900)
+    messages = request(pasted)
+    room = ladder.room(ladder.size(messages, []) - 3_000 - (FLOOR - 1_024))
+    fitted = ladder.climb(messages, room, tools=[])
+    assert set(fitted.removed) == {"output", "userMessage"}
+    assert fitted.output_floor == 1_024
+    [sent] = [p for p in fitted.messages[1].content if isinstance(p, TextPart)]
+    assert "tokens omitted" in sent.value and marker(0)[:3] in sent.value
+    head, tail = sent.value.split("\n[… ")
+    assert pasted.startswith(head) and "pasted line 899:" in tail
+    assert 3_000 <= fitted.removed["userMessage"] <= 3_600
+
+
+def test_every_rung_together_in_order(ladder: Ladder):
+    messages = request(log("pasted", 900), history=4, results=[log("r", 400), log("s", 300)])
+    forms = dict(tool_forms(TOOLS, messages, "full"))
+    floor_least = 1_024
+    every_other_rung = apply(
+        messages,
+        ladder.truncator,
+        shortest(tool_texts(messages, ladder.truncator)),
+        history_units(messages)[-1],
+    ).messages
+    in_full = ladder.size(every_other_rung, forms["minimal"])
+    room = ladder.room(in_full - 2_000 - (FLOOR - floor_least))
+    fitted = ladder.climb(messages, room)
+    assert list(fitted.removed) == ["toolResults", "history", "toolDocs", "output", "userMessage"]
+    assert fitted.dropped == 8 and fitted.tool_results == 2 and fitted.tool_docs == "minimal"
+    assert fitted.output_floor == floor_least
+    assert "Runs step 3 of the build." in str(fitted.tools) and "option number 5" not in str(
+        fitted.tools
+    )
+    described = fitted.describe()
+    for words in ("2 tool results", "8 earlier messages", "minimal", "1,024", "your message"):
+        assert words in described
+
+
+def test_a_later_rung_is_not_taken_while_the_earlier_ones_suffice(ladder: Ladder):
+    # Minimal tools alone would fit too; cutting the results and dropping history come first.
+    messages = request(results=[log("r", 400)], history=6)
+    forms = dict(tool_forms(TOOLS, messages, "full"))
+    saved_by_tools = ladder.size(messages) - ladder.size(messages, forms["minimal"])
+    room = ladder.room(ladder.size(messages) - saved_by_tools // 2)
+    fitted = ladder.climb(messages, room)
+    assert "toolDocs" not in fitted.removed and fitted.tools == TOOLS
+    assert set(fitted.removed) <= {"toolResults", "history"}
+
+
+def test_nothing_left_to_cut_is_refused_with_the_figures(ladder: Ladder):
+    system = Message(role="system", content=[TextPart(log("rules", 400))])
+    messages = [system, Message(role="user", content=[TextPart("Hi")])]
+    with pytest.raises(CannotFit) as caught:
+        ladder.climb(messages, ladder.room(500), tools=[])
+    assert caught.value.target == ladder.room(500).target(1_024)
+    assert caught.value.estimate.system > 500
