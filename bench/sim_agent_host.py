@@ -353,7 +353,7 @@ class AgentHostRuntime:
             count = self.count(self.prompt())
             outcome = await self._send("main", self.prompt(), count, window)
         if outcome.ok and outcome.true_tokens:
-            self.last_usage = outcome.true_tokens
+            self.last_usage = outcome.usage_prompt or 0
         return outcome
 
     async def _send(

@@ -222,8 +222,10 @@ class LspChatSender:
             return Outcome(False, overflow, true, f"{kind}: {exc.message}", len(tries) > 1)
         tries = true_sizes(self.upstream)
         trimmed = int((result.get("trimmed") or {}).get("tokens", 0))
-        true = int(result["usage"]["prompt_tokens"])
-        return Outcome(True, False, true, resized=len(tries) > 1, trimmed=trimmed)
+        reported = int(result["usage"]["prompt_tokens"])  # in the units the server declares
+        return Outcome(
+            True, False, tries[-1], resized=len(tries) > 1, trimmed=trimmed, reported=reported
+        )
 
 
 class DirectSender:

@@ -170,7 +170,7 @@ class CopilotAgent:
             if not outcome.ok:
                 self.log.failed_turns.append(index)
                 return
-            self.last_usage = outcome.true_tokens
+            self.last_usage = outcome.usage_prompt
             turn.rounds.append(Round(round_plan.assistant, round_plan.results))
 
     async def send(

@@ -39,6 +39,14 @@ class Outcome:
     """The first try was refused for input + max_tokens > window; a smaller max_tokens fit."""
     trimmed: int = 0
     """Tokens the server's safety net cut from the request before sending it."""
+    reported: int | None = None
+    """`prompt_tokens` of the response's usage part, what the client reads (the provider's
+    declared units); the true size where none was reported."""
+
+    @property
+    def usage_prompt(self) -> int | None:
+        """What the client reads of the input from the usage part."""
+        return self.reported if self.reported is not None else self.true_tokens
 
 
 class Sender(Protocol):

@@ -1,4 +1,4 @@
-"""What VS Code is told of a window, in Copilot's units: the ideal, its bounds, and the damping."""
+"""What VS Code is told of a window: in the client's units, never above the true one, damped."""
 
 from __future__ import annotations
 
@@ -9,112 +9,109 @@ import attrs
 import pytest
 
 from tokengauge.calibration.declared import (
-    INPUT_BAND,
+    BAND_ABOVE,
+    BAND_BELOW,
     QUANTUM,
-    WINDOW_BAND,
     Basis,
     Declared,
     damped,
     ideal,
 )
 
-BASIS = Basis(
-    window=40_000,
-    max_input=35_904,
-    tools=12_585.0,
-    tools_floor=360,
-    ratio=1.0,
-    whole_ratio=None,
-    least_output=1_024,
-)
+BASIS = Basis(window=40_000, max_input=35_904, ratio=None, least_output=1_024)
+TRUE = Declared(35_904, 40_000, 35_904, 40_000)
 
 
-def copilots_edge(declared: Declared, basis: Basis) -> float:
-    """The true size of the largest request Copilot renders, its tools' count at the floor."""
-    return 0.9 * basis.ratio * (declared.max_input - basis.tools_floor) + basis.tools
+def with_ratio(ratio: float | None) -> Basis:
+    return attrs.evolve(BASIS, ratio=ratio)
 
 
-def copilots_compaction(declared: Declared, basis: Basis, threshold: float = 0.8) -> float:
-    """The true size at which Copilot's (count + tools' count) ÷ maxInputTokens reaches 0.8."""
-    return basis.ratio * (threshold * declared.max_input - basis.tools_floor) + basis.tools
+@pytest.mark.parametrize("ratio", [1.2, 1.45, 1.6, 1.8, 2.5])
+def test_above_one_the_agent_host_compacts_and_blocks_at_its_share_of_the_true_window(
+    ratio: float,
+):
+    best = ideal(with_ratio(ratio))
+    assert best.window == math.floor(BASIS.window / ratio)
+    # The Agent Host counts true ÷ ratio: it reaches 0.8 and 0.95 of what it is told at 0.8 and
+    # 0.95 of the true window.
+    assert 0.8 * best.window * ratio == pytest.approx(0.8 * BASIS.window, abs=2)
+    assert 0.95 * best.window * ratio <= 0.95 * BASIS.window
+    # The input budget and the output in the same units.
+    assert best.max_input == pytest.approx(BASIS.max_input / ratio, abs=1)
+    assert best.scale == pytest.approx(1 / ratio, rel=1e-3)
 
 
-@pytest.mark.parametrize("ratio", [0.75, 1.0, 1.3, 1.6, 1.8])
-def test_copilots_edge_is_the_true_budgets_and_it_compacts_just_below(ratio: float):
-    basis = attrs.evolve(BASIS, tools=12_585 * ratio, ratio=ratio)
-    best = ideal(basis)
-    exact_edge = 0.9 * basis.max_input + 0.1 * basis.tools  # exact counts, told the true budget
-    assert copilots_edge(best, basis) == pytest.approx(exact_edge, abs=2 * ratio)
-    # An exact counter told the true budget compacts at 0.8 of it; told this, Copilot compacts
-    # just below its edge.
-    assert copilots_compaction(best, basis) > 0.8 * basis.max_input
-    assert copilots_compaction(best, basis) >= 0.85 * exact_edge
+@pytest.mark.parametrize("ratio", [0.6, 0.75, 0.9])
+def test_below_one_the_true_window_with_more_of_it_for_input(ratio: float):
+    best = ideal(with_ratio(ratio))
+    assert best.window == BASIS.window  # never above what the API really takes
+    assert best.max_input == min(math.floor(BASIS.max_input / ratio), 40_000 - 1_024)
+    assert best.max_output >= BASIS.least_output and best.scale > 1
 
 
-def test_below_a_ratio_of_one_the_window_stays_the_true_one():
-    basis = attrs.evolve(BASIS, tools=12_585 * 0.6, ratio=0.6, whole_ratio=0.6)
-    best = ideal(basis)
-    assert best.window == basis.window  # never above what the API really takes
-    assert best.max_input == basis.window - basis.least_output  # as far as it may go
-    assert best.max_output == basis.least_output
+@pytest.mark.parametrize("ratio", [None, 1.0, 0.98, 1.025])
+def test_before_any_ratio_and_near_one_the_true_sizes(ratio: float | None):
+    assert ideal(with_ratio(ratio)) == damped(None, with_ratio(ratio)) == TRUE
+    assert TRUE.scale == 1 and TRUE.max_output == 4_096
 
 
-@pytest.mark.parametrize("whole", [1.2, 1.6, 2.5])
-def test_above_one_the_window_is_in_the_agent_hosts_units(whole: float):
-    best = ideal(attrs.evolve(BASIS, ratio=whole, tools=12_585 * whole, whole_ratio=whole))
-    assert best.window == math.floor(BASIS.window / whole)
-    assert 0 < best.max_input <= best.window - BASIS.least_output
-    assert (best.true_window, best.true_max_input) == (BASIS.window, BASIS.max_input)
-
-
-def test_without_tools_it_is_the_budget_in_copilots_count():
-    best = ideal(attrs.evolve(BASIS, tools=0.0, tools_floor=0, ratio=1.25))
-    assert best.max_input == math.ceil(BASIS.max_input / 1.25)
-    assert best.scale == pytest.approx(1 / 1.25, rel=1e-3)
-
-
-def test_a_new_declaration_has_room_to_drift_and_whole_quanta():
-    first = damped(None, BASIS)
-    best = ideal(BASIS)
-    assert best.max_input < first.max_input <= best.max_input * (1 + INPUT_BAND)
-    assert first.max_input % QUANTUM == 0 and first.window == BASIS.window
+def test_sizes_other_than_the_true_ones_are_whole_quanta_never_above_the_ideal():
+    for ratio in (1.37, 0.71):
+        first = damped(None, with_ratio(ratio))
+        best = ideal(with_ratio(ratio))
+        assert first.max_input % QUANTUM == 0 and first.max_input <= best.max_input
+        assert first.window <= best.window and first.window <= BASIS.window
+        assert first.window % QUANTUM == 0 or first.window == BASIS.window
 
 
 def test_it_stays_while_the_ideal_stays_in_the_band_and_moves_once_out():
-    current = damped(None, BASIS)
-    for ratio in (1.0, 1.01, 0.99, 1.02, 1.0):  # calibration's noise
-        assert damped(current, attrs.evolve(BASIS, ratio=ratio)) == current
-    moved = damped(current, attrs.evolve(BASIS, ratio=1.2))  # the content changed
-    assert moved.max_input < current.max_input
-    assert damped(moved, attrs.evolve(BASIS, ratio=1.2)) == moved
+    current = damped(None, with_ratio(1.3))
+    for ratio in (1.3, 1.32, 1.28, 1.33, 1.27):  # calibration's noise
+        assert damped(current, with_ratio(ratio)) == current
+    moved = damped(current, with_ratio(1.5))  # the content changed
+    assert moved.window < current.window
+    assert damped(moved, with_ratio(1.5)) == moved
+    assert damped(moved, with_ratio(1.2)).window > moved.window
+    assert damped(moved, with_ratio(1.0)) == TRUE
 
 
-def test_noise_never_flaps_between_two_values():
+@pytest.mark.parametrize("centre", [0.7, 1.3, 1.7])
+def test_noise_never_flaps_between_two_values(centre: float):
     rng = random.Random(7)
     current = damped(None, BASIS)
     values = [current]
     for _ in range(500):
-        noisy = attrs.evolve(BASIS, ratio=1.3 * rng.uniform(0.98, 1.02), whole_ratio=1.3)
-        current = damped(current, noisy)
+        current = damped(current, with_ratio(centre * rng.uniform(0.985, 1.015)))
         if current != values[-1]:
             values.append(current)
-    assert len(values) <= 3  # the first, the move to 1.3, at most one settling step
+    assert len(values) == 2  # the true sizes, then the move to the centre
 
 
-def test_the_window_never_rises_above_its_ideal():
-    current = damped(None, attrs.evolve(BASIS, whole_ratio=1.25))
-    lower = damped(current, attrs.evolve(BASIS, whole_ratio=1.3))
-    assert lower.window <= ideal(attrs.evolve(BASIS, whole_ratio=1.3)).window
-    within = damped(lower, attrs.evolve(BASIS, whole_ratio=1.3 * (1 - WINDOW_BAND / 2)))
-    assert within.window == lower.window
+def test_the_window_is_kept_only_within_its_band():
+    current = damped(None, with_ratio(1.3))
+    # Kept from where the current window is the band's share above the ideal to where it is the
+    # band's share below it; moved beyond.
+    highest = BASIS.window * (1 + BAND_ABOVE) / current.window
+    lowest = BASIS.window * (1 - BAND_BELOW) / current.window
+    for ratio in (highest * 0.995, lowest * 1.005):
+        assert damped(current, with_ratio(ratio)) == current
+    for ratio in (highest * 1.02, lowest * 0.98):
+        assert damped(current, with_ratio(ratio)) != current
 
 
 def test_new_true_sizes_start_afresh():
-    current = damped(None, BASIS)
-    smaller = attrs.evolve(BASIS, window=20_000, max_input=15_904)
+    current = damped(None, with_ratio(1.2))
+    smaller = attrs.evolve(BASIS, window=20_000, max_input=15_904, ratio=1.2)
     moved = damped(current, smaller)
     assert (moved.true_window, moved.true_max_input) == (20_000, 15_904)
-    assert moved.window <= 20_000
+    assert moved.window <= 20_000 / 1.2
+
+
+def test_a_tiny_window_still_leaves_one_token_either_side():
+    for ratio in (30.0, 0.01):
+        declared = damped(None, Basis(window=60, max_input=45, ratio=ratio, least_output=15))
+        assert declared.max_input >= 1 and declared.max_output >= 1
+        assert declared.window <= 60
 
 
 @pytest.mark.parametrize(
@@ -124,6 +121,7 @@ def test_new_true_sizes_start_afresh():
         {},
         {"max_input": "x"},
         {"max_input": 50, "window": 40, "true_max_input": 30, "true_window": 40},
+        {"max_input": 30, "window": 50, "true_max_input": 30, "true_window": 40},
         [1, 2],
     ],
 )
@@ -131,12 +129,6 @@ def test_a_damaged_stored_declaration_is_none(document: object):
     assert Declared.from_document(document) is None
 
 
-def test_before_copilots_count_was_seen_the_true_sizes_are_declared():
-    basis = attrs.evolve(BASIS, ratio=None, whole_ratio=1.4)
-    assert damped(None, basis) == ideal(basis) == Declared(35_904, 40_000, 35_904, 40_000)
-    assert ideal(basis).scale == 1
-
-
 def test_a_stored_declaration_round_trips():
-    declared = damped(None, BASIS)
+    declared = damped(None, with_ratio(1.6))
     assert Declared.from_document(declared.to_document()) == declared

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import attrs
 import pytest
 
 from tokengauge.calibration.fit import APPROXIMATE, BOUNDS, EXACT, ComponentFit, features
@@ -81,3 +82,18 @@ def test_round_trips_through_json_and_refuses_what_is_not_a_fit():
     assert again.reference == pytest.approx(fit.reference) and again.observations == 5
     for bad in (None, [], {"mean": [1] * 5}, {"mean": [1] * 4, "cov": [], "n": 1}):
         assert ComponentFit.from_json(bad, APPROXIMATE) is None
+
+
+def test_before_any_tools_were_counted_their_ratio_follows_the_texts():
+    """Helper requests (no tools) teach the text's ratio; the first request with tools is then
+    estimated with the tools' JSON counting about as the text did, not at the prior."""
+    fit = ComponentFit.start(APPROXIMATE)
+    for size in (300, 320, 900, 5_000):
+        fit.update(features(size, 0, 0, 2, 1), 1.8 * size + 2 * 5 + 6)
+    _, _, tools, _, _ = fit.cautious(1.5)
+    assert fit.mean[0] == pytest.approx(1.8, abs=0.05)
+    assert tools >= 1.75 and fit.mean[2] > 1.6
+    independent = ComponentFit.start(attrs.evolve(APPROXIMATE, text_tools=0.0))
+    for size in (300, 320, 900, 5_000):
+        independent.update(features(size, 0, 0, 2, 1), 1.8 * size + 2 * 5 + 6)
+    assert independent.mean[2] == pytest.approx(1.15)  # without it the tools stay at the prior

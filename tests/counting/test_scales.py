@@ -12,7 +12,6 @@ from tokengauge.counting.scales import (
     copilot_tools,
     copilot_tools_target,
     tool_scale,
-    tools_floor,
 )
 
 WALK = ToolWalk(tools=39, json=12_585, raws=tuple([1] * 800 + [2] * 200 + [30] * 219))
@@ -54,7 +53,3 @@ def test_copilots_edge_lands_where_exact_counts_would_put_it(ratio: float, told:
 
 def test_an_exact_ratio_told_the_true_budget_asks_for_the_tools_true_cost():
     assert copilot_tools_target(35_904, 12_585, 1.0, 35_904) == 12_585
-
-
-def test_the_floor_is_what_every_string_counted_zero_gives():
-    assert tools_floor(WALK) == copilot_tools(WALK, 0.0) == math.floor(1.1 * (16 + 8 * 39))

@@ -147,16 +147,21 @@ async def tool_scale(client: LanguageClient, model_id: str) -> float:
 
 
 async def test_copilots_count_of_the_tools_follows_what_is_sent(client: LanguageClient):
-    """Copilot counts the 39 tools it has in full; under `progressive` the scale makes that come
-    to what their minimal forms cost, not the full 12.5k."""
+    """Copilot counts the 39 tools it has in full; under `progressive` it is left the room for
+    messages that their minimal forms leave, not what the full 12.5k would: its budget is
+    `maxInputTokens` less its count of the tools, both as it is told them, and the API charges
+    the copilot ratio per token of its count of messages."""
     ask = [text_message("user", "What is a list comprehension?")]
-    counts = {}
+    room = {}
     for model_id in ("gpt-4o-full", "gpt-4o"):
         await call(client, "tokenGauge/chat", chat_params(model_id, ask, tools=COPILOT_TOOLS))
-        counts[model_id] = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+        told = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}[model_id]
+        count = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+        report = (await call(client, "tokenGauge/usage", {}))["models"]
+        ratio = next(m["copilotRatio"] for m in report if m["id"] == model_id)
+        room[model_id] = (told["maxInputTokens"] - count) * ratio
     full, minimal = json_tokens(COPILOT_TOOLS), json_tokens(COPILOT_TOOLS, minimal=True)
-    assert counts["gpt-4o"] >= minimal
-    assert 0.8 < (counts["gpt-4o-full"] - counts["gpt-4o"]) / (full - minimal) < 1.25
+    assert 0.8 < (room["gpt-4o"] - room["gpt-4o-full"]) / (full - minimal) < 1.25
 
 
 async def test_a_call_has_its_tool_counted_whole_before_the_next_request(client: LanguageClient):

@@ -2,24 +2,28 @@
 
 Copilot meters a conversation with its own o200k_base, not with the API's tokenizer (DESIGN §1):
 - the local agent renders messages against `0.9 × (maxInputTokens − toolTokens)` of its count
-  and compacts once `(its count + toolTokens) ÷ maxInputTokens` reaches ~0.8; only `toolTokens`
-  comes from us;
+  and compacts once `(its count + toolTokens) ÷ maxInputTokens` reaches ~0.8; `toolTokens` comes
+  from us and puts its budget's edge where the true budget is (`scales.copilot_tools_target`),
+  as far as it can go (not below the formula's floor);
 - the Agent Host takes `maxInputTokens + maxOutputTokens` as the window and compacts at 0.80 of
-  it, blocks at 0.95, counting everything itself.
-So what is declared is in Copilot's units:
-- `maxInputTokens`: the true budget's room for messages in Copilot's count (`÷ r`, the API's
-  tokens per token of Copilot's count of messages), plus the least Copilot's formula can make of
-  the tools. The tools' count then closes the gap exactly (`scales.copilot_tools_target`), the
-  budget's edge lands where the true budget is, and Copilot's 0.8 compaction falls just below
-  that edge instead of a fifth of the budget below it;
-- the window (`maxInputTokens + maxOutputTokens`): the true window `÷ r_all` (the API's tokens per
-  token of an o200k count of the whole request, as the Agent Host counts), never above the true
-  window: the Agent Host's tokenizer is its own and cannot be checked;
-- the counts of messages and strings and the usage part's prompt tokens go in the same units
-  (`Declared.scale`, `client_prompt`); the status bar and the dashboard keep true tokens.
-A declared value moves only when the ideal leaves a band around it: never below the ideal for
-`maxInputTokens` (the tools' count could not reach its floor), never above it for the window.
-Calibration's noise sends no storm of `modelsChanged`, and no value flaps between two.
+  it, blocks at 0.95, counting everything itself with its own tokenizer; nothing we answer
+  reaches it but this sum.
+So the sizes are declared in the client's units, `r` being the API's tokens per token of an
+o200k count of the whole request (learned from every response):
+- above 1, the true window and input budget ÷ r: the Agent Host compacts and blocks at its
+  share of the true window, and the local agent compacts at 0.8 of the true budget, where exact
+  counts would;
+- below 1, the true window (never above it: the Agent Host's tokenizer, chosen by model name,
+  cannot be checked) and the input budget ÷ r within it, leaving `least_output` of the window:
+  the tools' count is at its floor there, and only a larger `maxInputTokens` lets the local
+  agent admit what the API can really take;
+- near 1, the true sizes.
+Measured in the real Copilot agent, a `maxInputTokens` smaller still (the budget's room for
+messages ÷ r, the tools' count at its floor) put its compaction so close to its edge that most
+turns went over it and summarized in the foreground (docs/BENCHMARKS.md). Counts and the usage
+part's prompt tokens go in the declared units (`Declared.scale`); the status bar and the
+dashboard keep true tokens. A declaration moves only when its ideal leaves a band around it, so
+calibration's noise sends no storm of `modelsChanged`, and no value flaps between two.
 """
 
 from __future__ import annotations
@@ -29,32 +33,24 @@ from typing import Any, Final
 
 import attrs
 
-INPUT_BAND: Final = 0.08
-"""`maxInputTokens` is kept while within this share above its ideal."""
-INPUT_PAD: Final = 0.03
-"""A new `maxInputTokens` is this share above its ideal, so small drifts stay in the band."""
-WINDOW_BAND: Final = 0.05
-"""The window is kept while within this share below its ideal."""
+BAND_BELOW: Final = 0.06
+"""A declared size is kept while at most this share below its ideal..."""
+BAND_ABOVE: Final = 0.03
+"""...or this share above it (the Agent Host blocks at 0.95 of the window, the send path fits
+the rest); a ratio within this share of 1 keeps the true sizes."""
 QUANTUM: Final = 64
-"""Declared sizes are whole multiples of this many tokens."""
+"""Declared sizes other than the true ones are whole multiples of this many tokens."""
 
 
 @attrs.frozen
 class Basis:
-    """What an ideal declaration is made from."""
+    """What a declaration is made from."""
 
     window: int
     """The true window (after learned limits and a picked context size)."""
     max_input: int
     """The true input budget (the window less the output kept for the answer)."""
-    tools: float
-    """The API's tokens for the tools of the model's requests, with the request's overhead."""
-    tools_floor: int
-    """The least Copilot's formula can make of those tools' count."""
     ratio: float | None
-    """API tokens per token of Copilot's count of messages; None before any request showed it
-    (the true sizes are declared until then)."""
-    whole_ratio: float | None
     """API tokens per token of an o200k count of whole requests; None before any."""
     least_output: int
     """The least `maxOutputTokens` may be."""
@@ -62,8 +58,8 @@ class Basis:
 
 @attrs.frozen
 class Declared:
-    """`maxInputTokens` and the window (their sum with `maxOutputTokens`), in Copilot's units, and
-    the true sizes they stand for."""
+    """`maxInputTokens` and the window (its sum with `maxOutputTokens`) VS Code is told, and the
+    true sizes they stand for."""
 
     max_input: int
     window: int
@@ -93,49 +89,46 @@ class Declared:
             declared = cls(**{key: int(document[key]) for key in attrs.fields_dict(cls)})
         except (KeyError, TypeError, ValueError):
             return None
-        sane = 0 < declared.max_input < declared.window and declared.true_window > 0
-        return declared if sane else None
+        sane = 0 < declared.max_input < declared.window <= declared.true_window
+        return declared if sane and declared.true_max_input > 0 else None
 
 
 def ideal(basis: Basis) -> Declared:
-    """The declaration that makes Copilot's decisions land where the true sizes are (the true
-    sizes themselves before any request showed how Copilot's count compares)."""
-    if basis.ratio is None:
-        return Declared(basis.max_input, basis.window, basis.max_input, basis.window)
-    messages = max(0.0, basis.max_input - basis.tools) / max(basis.ratio, 1e-6)
-    whole = max(1.0, basis.whole_ratio or 1.0)
-    window = min(basis.window, math.floor(basis.window / whole))
-    max_input = min(math.ceil(messages) + basis.tools_floor, window - basis.least_output)
-    return Declared(max(1, max_input), window, basis.max_input, basis.window)
+    """The sizes in the client's units (see the module docstring)."""
+    ratio = basis.ratio
+    true = Declared(basis.max_input, basis.window, basis.max_input, basis.window)
+    if ratio is None or 1 - BAND_ABOVE <= ratio <= 1 / (1 - BAND_ABOVE):
+        return true
+    if ratio > 1:
+        window = math.floor(basis.window / ratio)
+        max_input = math.floor(basis.max_input * window / basis.window)
+    else:
+        window = basis.window
+        max_input = min(math.floor(basis.max_input / ratio), window - basis.least_output)
+    max_input = max(1, max_input)
+    return attrs.evolve(true, max_input=max_input, window=max(window, max_input + 1))
 
 
 def damped(current: Declared | None, basis: Basis) -> Declared:
-    """The declaration to keep: `current` while the ideal stays in its band (and the true sizes
-    are those it was made for), else a new one just inside the band."""
+    """The declaration to keep: `current` while both its sizes stay in their bands around the
+    ideal ones (and the true sizes are those it was made for), else the ideal, in whole quanta."""
     best = ideal(basis)
-    if basis.ratio is None:
+    if current is not None and _near(current, best):
+        return current
+    if best.window == basis.window and best.max_input == basis.max_input:
         return best
-    if current is None or (current.true_max_input, current.true_window) != (
-        best.true_max_input,
-        best.true_window,
-    ):
-        return _padded(best, basis)
-    max_input = current.max_input
-    if not best.max_input <= max_input <= best.max_input * (1 + INPUT_BAND):
-        max_input = _padded(best, basis).max_input
-    window = current.window
-    if not best.window * (1 - WINDOW_BAND) <= window <= best.window:
-        window = best.window
-    max_input = min(max_input, window - basis.least_output)
-    return attrs.evolve(current, max_input=max(1, max_input), window=window)
+    window = best.window if best.window == basis.window else best.window // QUANTUM * QUANTUM
+    max_input = best.max_input // QUANTUM * QUANTUM or best.max_input
+    return attrs.evolve(best, max_input=max_input, window=max(window, max_input + 1))
 
 
-def _padded(best: Declared, basis: Basis) -> Declared:
-    """`best` with room to drift: `maxInputTokens` a little above, rounded up to the quantum (a
-    window below the true one rounded down), within the window."""
-    window = best.window
-    if window < best.true_window:
-        window = max(1, window // QUANTUM * QUANTUM)
-    padded = math.ceil(best.max_input * (1 + INPUT_PAD) / QUANTUM) * QUANTUM
-    max_input = min(max(best.max_input, padded), window - basis.least_output)
-    return attrs.evolve(best, max_input=max(1, max_input), window=window)
+def _near(current: Declared, best: Declared) -> bool:
+    """Whether `current` may stay where `best` is the ideal."""
+    if (current.true_max_input, current.true_window) != (best.true_max_input, best.true_window):
+        return False
+    if current.window > current.true_window:
+        return False
+    return all(
+        ideal * (1 - BAND_BELOW) <= size <= ideal * (1 + BAND_ABOVE)
+        for size, ideal in ((current.window, best.window), (current.max_input, best.max_input))
+    )

@@ -44,7 +44,6 @@ from tokengauge.counting.scales import (
     Scales,
     copilot_tools_target,
     tool_scale,
-    tools_floor,
 )
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, Tool, Usage
@@ -210,18 +209,11 @@ class Calibration:
 
     def basis(self, model: ModelSpec, window: int, max_input: int, least_output: int) -> Basis:
         """What the model's declaration is made from, for its true `window` and `max_input`."""
-        _, _, tools, _, fixed = self.coefficients(model)
-        walk = self._walk(model.id)
         whole = self._whole_ratios(model.id)
         return Basis(
             window=window,
             max_input=max_input,
-            tools=0.0 if walk is None else tools * walk.json + fixed,
-            tools_floor=0 if walk is None else tools_floor(walk),
-            ratio=self.copilot_ratio(model) * COPILOT_RATIO_MARGIN
-            if self._ratios(model.id)
-            else None,
-            whole_ratio=statistics.median(whole) * COPILOT_RATIO_MARGIN if whole else None,
+            ratio=statistics.median(whole) if whole else None,
             least_output=least_output,
         )
 

@@ -64,15 +64,10 @@ def copilot_tools_target(max_input: int, tools: float, ratio: float, true_max_in
     request overhead). With exact counts against the true budget it would admit messages up to
     `0.9 × (true_max_input − tools)`; `T = max_input − (true_max_input − tools) / ratio` makes it
     admit exactly as much: at its budget's edge it decides as it would if it counted every token
-    as the API does. Where that is below what the formula can give (`ratio` below 1 and
-    `max_input` the true budget), the target is 0 and the count stops at the formula's floor.
+    as the API does. Where that is below what the formula can give (`ratio` below 1), the target
+    is 0 and the count stops at the formula's floor.
     """
     return max(0, math.ceil(max_input - (true_max_input - tools) / ratio - _EPSILON))
-
-
-def tools_floor(walk: ToolWalk) -> int:
-    """The least Copilot's formula can make of these tools' count (every string counted 0)."""
-    return copilot_tools(walk, 0.0)
 
 
 def tool_scale(target: int, walk: ToolWalk) -> float:

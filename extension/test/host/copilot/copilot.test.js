@@ -46,8 +46,12 @@ const OUTPUT = +(env.TG_COPILOT_OUTPUT || 4096); // the model's maxOutputTokens
 // 0.67 compacts in the background once its count reaches 0.78–0.82 of maxInputTokens (0.70–0.74 of
 // this window), and one turn here adds up to a quarter of the window, so even right counts leave
 // some summarizations near 0.65. Before this suite's fixes, skew 0.7 summarized at 0.57–0.61.
+// Below 0.7 the median may be 0.65: Copilot's own o200k count runs 1 / skew high, the tools' count
+// is already at its formula's floor, and maxInputTokens cannot go past the true window (the Agent
+// Host would take it as the window): at 0.6 the most Copilot then admits before compacting is
+// about two thirds of the window (calibration/declared.py).
 const FILL_RANGE = [0.60, 0.95];
-const FILL_MEDIAN = 0.70;
+const FILL_MEDIAN = SKEW < 0.7 ? 0.65 : 0.70;
 const DUMP = env.TG_COPILOT_DUMP; // write the upstream's requests here (JSON), for diagnosis
 const RESULT = env.TG_COPILOT_RESULT; // write the figures here (JSON)
 const TURN_TIMEOUT_MS = +(env.TG_COPILOT_TURN_TIMEOUT_MS || 90000);
