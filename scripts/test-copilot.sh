@@ -12,7 +12,7 @@
 # the upstream counts at 0.9 and 1.4 × ENCODING (its scale_rules; the rest at the skew).
 # Env: TG_PYTHON (the server's and the upstream's Python, default .venv/bin/python),
 # TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8
-# shifting@1.0", ~2–3 min each: [scenario@]skew[/toolDocs], the scenario standard unless named, the
+# shifting@1.0", about 1 min each: [scenario@]skew[/toolDocs], the scenario standard unless named, the
 # model's toolDocs TG_COPILOT_TOOL_DOCS unless named), TG_COPILOT_ENCODING (default o200k_base),
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),

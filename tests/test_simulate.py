@@ -15,10 +15,12 @@ Where the summarization fires no longer depends on tokengauge's message answers:
 measures what it renders with its own o200k_base tokenizer, so its fill follows the true tokenizer
 (perfect counts summarize at medians 0.40 / 0.51 / 0.59 across the seeded skews); tokengauge moves
 only `toolTokens` and the usage it reports.
-The model of VS Code's Agent Host (`bench/sim_agent_host.py`) is checked rule by rule on small
-inputs, with no upstream and no server: its window is maxInputTokens + maxOutputTokens, it meters
-the system prompt and the tools too, compacts in the background from 0.80 and blocks at 0.95,
-reads the limits again before every request, and keeps only four data-part mime types.
+The model of VS Code's Agent Host (`bench/sim_agent_host.py`) runs the host scenario against the
+server at true scales 0.6–1.8, where every turn must be answered with nothing refused or
+overflowing and every move of the declared window announced; and it is checked rule by rule on
+small inputs, with no upstream and no server: its window is maxInputTokens + maxOutputTokens, it
+meters the system prompt and the tools too, compacts in the background from 0.80 and blocks at
+0.95, reads the limits again before every request, and keeps only four data-part mime types.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ from sim_records import Outcome  # noqa: E402
 from sim_scenario import RoundPlan, TurnPlan  # noqa: E402
 
 SKEWS = (-0.25, 0.0, 0.25)
-HOST_SKEWS = (-0.3, 0.0, 0.3, 0.6)
+HOST_SKEWS = (-0.4, 0.0, 0.3, 0.6)
+AGENT_HOST_SCALES = (0.6, 1.0, 1.45, 1.8)
 TOLERANCE = 0.03
 
 
@@ -119,6 +122,36 @@ def test_the_simulator_decides_as_the_real_copilot(host_runs, skew):
     pairs = zip(run["fills"], (s["fill"] for s in host["summaries"]), strict=True)
     assert all(abs(ours - theirs) <= TOLERANCE for ours, theirs in pairs), (run, host)
     assert abs(run["largest_fill"] - host["largest_fill"]) <= TOLERANCE, (run, host)
+
+
+@pytest.fixture(scope="module")
+def agent_host_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[float, dict[str, object]]:
+    out = tmp_path_factory.mktemp("simulate-agent-host")
+    figures = out / "figures.json"
+    scales = ",".join(str(scale) for scale in AGENT_HOST_SCALES)
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "simulate.py"),
+        "--runtime=agent-host",
+        "--scenario=host",
+        f"--scales={scales}",
+        f"--json={figures}",
+    ]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert figures.exists(), f"no figures; exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    runs = json.loads(figures.read_text())["runs"]
+    return {round(1 + run["skew"], 2): run for run in runs}
+
+
+@pytest.mark.parametrize("scale", AGENT_HOST_SCALES)
+def test_the_agent_host_keeps_its_sessions_alive(agent_host_runs, scale):
+    """The Agent Host, modelled (it cannot run here), on the host scenario: every turn answered,
+    nothing refused or overflowing, and every change of the declared window announced."""
+    run = agent_host_runs[scale]
+    assert run["turns_ok"] == run["turns"] and run["failed_turns"] == 0, run
+    assert run["overflows"] == 0 and run["refused"] == 0, run
+    assert run["unannounced"] == 0, run
+    assert run["largest_fill"] <= 0.95, run
 
 
 @pytest.mark.parametrize("skew", [pytest.param(s, id=f"host{1 + s:.1f}") for s in HOST_SKEWS])

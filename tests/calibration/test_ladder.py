@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.calibration.texts import log, result_texts
 from tokengauge.calibration import budget
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Estimate, Fitted, Room, climb
@@ -51,10 +52,6 @@ def documented_tool(i: int) -> Tool:
 
 
 TOOLS = [documented_tool(i) for i in range(8)]
-
-
-def log(tag: str, lines: int) -> str:
-    return "".join(f"{tag} line {i}: request served in {i * 7 % 300} ms\n" for i in range(lines))
 
 
 def request(
@@ -112,17 +109,6 @@ class Ladder:
 @pytest.fixture
 def ladder(tmp_path: Path) -> Ladder:
     return Ladder(Gauge(SETTINGS, Ledger(tmp_path / "ledger")))
-
-
-def result_texts(messages: Sequence[Message]) -> list[str]:
-    return [
-        inner.value
-        for message in messages
-        for part in message.content
-        if isinstance(part, ToolResultPart)
-        for inner in part.content
-        if isinstance(inner, TextPart)
-    ]
 
 
 def test_a_request_that_fits_is_left_alone(ladder: Ladder):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
+from tests.calibration.texts import log, result_texts
 from tokengauge.calibration.trim import (
     MIN_KEPT_TOKENS,
     Truncator,
@@ -24,10 +23,6 @@ ENCODING = EncodingRegistry().get("cl100k_base")
 TRUNCATOR = Truncator(ENCODING)
 
 
-def log(tag: str, lines: int) -> str:
-    return "".join(f"{tag} line {i}: request served in {i * 7 % 300} ms\n" for i in range(lines))
-
-
 def agent_turn(*results: str, history: int = 0) -> list[Message]:
     """A system prompt, `history` earlier exchanges, then a turn with one tool call per result."""
     messages = [Message(role="system", content=[TextPart("You are a careful assistant.")])]
@@ -40,17 +35,6 @@ def agent_turn(*results: str, history: int = 0) -> list[Message]:
         messages.append(Message(role="assistant", content=[call]))
         messages.append(Message(role="user", content=[ToolResultPart(f"c{i}", [TextPart(result)])]))
     return messages
-
-
-def result_texts(messages: Sequence[Message]) -> list[str]:
-    return [
-        inner.value
-        for message in messages
-        for part in message.content
-        if isinstance(part, ToolResultPart)
-        for inner in part.content
-        if isinstance(inner, TextPart)
-    ]
 
 
 def tokens(text: str) -> int:

@@ -39,10 +39,11 @@ class Prior:
 
 
 APPROXIMATE: Final = Prior(
-    mean=(1.15, 1.0, 1.15, 5.0, 6.0), std=(0.25, 0.35, 0.25, 2.5, 12.0), text_tools=0.8
+    mean=(1.15, 1.0, 1.15, 5.0, 6.0), std=(0.2, 0.35, 0.2, 2.5, 12.0), text_tools=0.8
 )
 """Our tokenizer stands in for the API's (Claude, Gemini, open models): ratios a little above
-tiktoken, wide. CJK not above: newer tokenizers take CJK text in about half the tokens
+tiktoken, wide (text and tools together as wide as 0.25 each would be apart, on a typical agent
+request). CJK not above: newer tokenizers take CJK text in about half the tokens
 cl100k_base does (o200k_base: 1,046 against 1,950 on the same text), but no estimate may start
 below tiktoken's own count."""
 EXACT: Final = Prior(
