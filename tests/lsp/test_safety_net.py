@@ -228,7 +228,7 @@ async def test_a_large_message_with_many_tools_goes_with_the_tools_shortened(
     [record] = [r for r in await history(client) if r.get("ladder")]
     assert set(record["ladder"]) == {"toolDocs"} and record["trimmedTokens"] > 0
     status = client.part_log.statuses[-1]  # type: ignore[attr-defined]
-    assert "tools minimal" in status["text"] and status["severity"] == "warning"
+    assert "tool docs (minimal)" in status["text"] and status["severity"] == "warning"
 
 
 async def test_the_answer_gets_less_room_before_the_message_is_cut(client: LanguageClient):

@@ -101,14 +101,14 @@ class Fitted:
         return sum(tokens for rung, tokens in self.removed.items() if rung != "output")
 
     def brief(self) -> str:
-        """`1 tool result, 4 messages, tools minimal`: what went, in few words."""
+        """`1 tool result, 4 messages, tool docs (minimal)`: what went, in few words."""
         parts = []
         if self.tool_results:
             parts.append(_plural(self.tool_results, "tool result"))
         if self.dropped:
             parts.append(_plural(self.dropped, "message"))
         if self.tool_docs is not None:
-            parts.append(f"tools {self.tool_docs}")
+            parts.append(f"tool docs ({self.tool_docs})")
         if "output" in self.removed:
             parts.append(f"answer ≤ {self.output_floor:,}")
         if "userMessage" in self.removed:

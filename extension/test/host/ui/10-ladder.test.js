@@ -74,7 +74,7 @@ describe('the recovery ladder in the chat view', function () {
             const shown = api().statusShown();
             return /trimmed/.test(shown.text) && shown;
         });
-        assert.match(status.text, /tools (progressive|minimal)/);
+        assert.match(status.text, /tool docs \((progressive|minimal)\)/);
         const history = ((await api().usage()).history || []).filter((h) => h.modelId === MODEL && h.ladder);
         assert.ok(history.some((h) => h.ladder.toolDocs > 0), JSON.stringify(history.map((h) => h.ladder)));
     });
