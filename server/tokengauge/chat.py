@@ -94,8 +94,9 @@ class ChatSink(Protocol):
 
 
 def openai_usage(usage: Usage, prompt_tokens: int) -> dict[str, Any]:
-    """The OpenAI-style usage JSON that Copilot reads from a `usage` data part, the input in its
-    own units (`prompt_tokens`: what its compaction compares with `maxInputTokens`)."""
+    """The OpenAI-style usage JSON that Copilot reads from a `usage` data part, the input in the
+    units the model's window is declared in (`prompt_tokens`: what Copilot's compaction compares
+    with `maxInputTokens`)."""
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": usage.output_tokens,
@@ -460,8 +461,7 @@ class ChatRunner:
             conversation = self._log(chat, "answered")
             if self._expect_next_tools(chat):
                 self.sink.calibration_changed(model.id)
-            copilot = self.gauge.copilot_view.messages(chat.messages)
-            prompt = self.gauge.client_prompt(model, estimate, copilot)
+            prompt = self.gauge.client_prompt(model, estimate.total)
         else:
             chat.usage = usage
             recorded = self.gauge.record_usage(

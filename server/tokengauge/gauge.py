@@ -28,7 +28,7 @@ from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
 from tokengauge.counting.request import RequestCounter, TextCount, message_digest
-from tokengauge.counting.scales import Scales, copilot_tools
+from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput, InvalidInput, Message, Tool, Usage
@@ -263,10 +263,10 @@ class Gauge:
         least_output = min(budget.LEAST_OUTPUT_FLOOR, window - max_input)
         return self.calibration.basis(model, window, max_input, least_output)
 
-    def client_prompt(self, model: ModelSpec, estimate: RequestEstimate, copilot: int) -> int:
-        """A request's input in Copilot's units: its own count of the messages (`copilot`) and
-        our count of the tools it was given (what its budget and its compaction add up)."""
-        return copilot + copilot_tools(estimate.features.walk, self.scales(model).tools)
+    def client_prompt(self, model: ModelSpec, tokens: int) -> int:
+        """A request's input of `tokens` true tokens in the units VS Code is told the model's
+        window in (what Copilot's compaction compares with `maxInputTokens`)."""
+        return round(tokens * self.declared(model).scale)
 
     def model_info(self, model: ModelSpec) -> ModelInfo:
         """The model as VS Code should see it: its sizes in Copilot's units (`declared`), the
@@ -443,7 +443,7 @@ class Gauge:
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
             models_changed=moved,
-            client_prompt=self.client_prompt(model, estimate, copilot),
+            client_prompt=self.client_prompt(model, params.usage.total_input_tokens),
         )
 
     def record_error(

@@ -203,7 +203,8 @@ class RecordResult:
     """VS Code must ask for the models again: a limit was learned, or what it is told of the
     model's window moved."""
     client_prompt: int | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    """The request's input in Copilot's units (what the usage part tells it)."""
+    """The request's input in the units the model's window is declared in (what the usage part
+    tells Copilot)."""
 
 
 @attrs.frozen(repr=False)

@@ -27,8 +27,6 @@ from tests.lsp.chat_helpers import (
     conversation,
 )
 from tests.lsp.helpers import told_per_true
-from tokengauge.counting.copilot_view import CopilotView
-from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, structure
@@ -56,12 +54,6 @@ def parts_of(client: LanguageClient, params: dict) -> list[dict]:
     return client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
 
 
-def copilots_count(messages: list[dict]) -> int:
-    """Copilot's own o200k count of DESIGN §3 messages."""
-    view = CopilotView(EncodingRegistry().get("o200k_base"))
-    return view.messages([structure(m, Message) for m in messages])
-
-
 async def chat(client: LanguageClient, params: dict) -> dict:
     return await call(client, "tokenGauge/chat", params)
 
@@ -84,8 +76,9 @@ async def test_text_streams_in_order_and_usage_closes_the_loop(
     true_input = request.prompt_tokens
     usage = parts[-1]
     assert usage["totalInputTokens"] == true_input
-    # What Copilot reads is in its own units: its o200k count of the messages (no tools).
-    assert usage["data"]["prompt_tokens"] == copilots_count(messages)
+    # What Copilot reads is in the units the window is declared in (the true ones, so far).
+    scale = await told_per_true(client, model_id)
+    assert usage["data"]["prompt_tokens"] == round(true_input * scale)
     assert usage["data"]["completion_tokens"] == request.output_tokens
     assert result == {"usage": usage["data"], "finishReason": result["finishReason"]}
     assert result["finishReason"] in ("stop", "end_turn")
@@ -140,7 +133,8 @@ async def test_usage_part_carries_the_whole_prompt_with_cache_reads(
     assert (
         part["data"]["prompt_tokens_details"]["cached_tokens"] == usage["cache_read_input_tokens"]
     )
-    assert result["usage"]["prompt_tokens"] == copilots_count(conversation())
+    scale = await told_per_true(client, "claude-sonnet-4-5")
+    assert result["usage"]["prompt_tokens"] == round(whole * scale)
 
 
 async def test_tool_call_and_max_tokens(client: LanguageClient, upstream: Upstream):

@@ -433,4 +433,21 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         assert.strictEqual(kinds('summarize'), summaries.length, 'each summarization marked');
         assert.ok(mine.some((r) => r.summarized), 'the request that brought a summary in is marked');
     });
+
+    // What VS Code is told of the window once the API's counts are known (calibration/declared.py):
+    // in Copilot's units, never above the true window (maxOutputTokens is not in vscode.lm's API).
+    (TOKENGAUGE ? it : it.skip)('VS Code is told the window in Copilot\'s units', async () => {
+        const [told] = await vscode.lm.selectChatModels(selector);
+        const budget = WINDOW - OUTPUT; // the true input budget
+        console.log(`told: maxInputTokens ${told.maxInputTokens} (the true budget ${budget} of ${WINDOW})`);
+        if (SKEW <= 0.9) {  // more of the true window for input, never past it
+            assert.ok(told.maxInputTokens > budget && told.maxInputTokens < WINDOW,
+                `maxInputTokens ${told.maxInputTokens}: not above the true budget ${budget} within ${WINDOW}`);
+        } else {  // the budget ÷ the API's tokens per o200k token (the skew, and a little for the
+            // per-message overhead; up to 1.4 where the content shifted to code and logs)
+            const most = SCENARIO === 'shifting' ? 1.4 : SKEW;
+            assert.ok(told.maxInputTokens <= Math.min(budget, budget / SKEW * 1.04) && told.maxInputTokens >= budget / most / 1.12,
+                `maxInputTokens ${told.maxInputTokens} for skew ${SKEW}: not the true budget in Copilot's units`);
+        }
+    });
 });
