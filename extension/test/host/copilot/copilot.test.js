@@ -443,6 +443,10 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         if (SKEW <= 0.9) {  // more of the true window for input, never past it
             assert.ok(told.maxInputTokens > budget && told.maxInputTokens < WINDOW,
                 `maxInputTokens ${told.maxInputTokens}: not above the true budget ${budget} within ${WINDOW}`);
+        } else if (TOOL_DOCS !== 'full') {  // the API's tokens per o200k token of the whole request
+            // as Copilot counts it, tools whole: the tools sent are fewer, so between 1 and the skew
+            assert.ok(told.maxInputTokens <= budget && told.maxInputTokens >= budget / SKEW / 1.12,
+                `maxInputTokens ${told.maxInputTokens} for skew ${SKEW}, toolDocs ${TOOL_DOCS}: not the true budget in Copilot's units`);
         } else {  // the budget ÷ the API's tokens per o200k token (the skew, and a little for the
             // per-message overhead; up to 1.4 where the content shifted to code and logs)
             const most = SCENARIO === 'shifting' ? 1.4 : SKEW;
