@@ -295,6 +295,9 @@ class StampSink:
     def calibration_changed(self, model_id: str) -> None:
         pass
 
+    def notice(self, message: str, setting: str | None) -> None:
+        pass
+
 
 async def direct_chat(
     runner: ChatRunner, sink: StampSink, upstream: Upstream, script: Script, params: dict[str, Any]

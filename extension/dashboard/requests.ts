@@ -77,8 +77,8 @@ export interface Happening {
     tone: Tone;
 }
 
-/** What happened to a request, every part that applies: summarization, summarized, trimmed,
- * tool documentation saved, retried, and how it ended ("answered" only when nothing else is worth saying). */
+/** What happened to a request, every part that applies: summarization, summarized, trimmed, cut
+ * by a local server without an error, tool documentation saved, retried, and how it ended ("answered" only when nothing else is worth saying). */
 export function whatHappened(r: RequestRow): Happening[] {
     const parts: Happening[] = [];
     if (r.kind === 'summarize') {
@@ -89,6 +89,10 @@ export function whatHappened(r: RequestRow): Happening[] {
     }
     if (wasFitted(r)) {
         parts.push({ text: fittedText(r), tone: 'warn' });
+    }
+    if (r.cut) {
+        const read = r.inputTokens === null ? '' : ` (read ${formatCount(r.inputTokens)} of ${formatCount(r.estimatedTokens)})`;
+        parts.push({ text: `cut by the server${read}`, tone: 'bad' });
     }
     if (r.toolDocsSaved > 0) {
         parts.push({ text: `${formatCount(r.toolDocsSaved)} tokens of tool docs saved`, tone: 'good' });

@@ -46,6 +46,14 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     server.onNotification(Notifications.calibration, (params) => provider.onCalibration(params));
     const dashboard = new DashboardPanel(context.extensionUri, server, log);
     server.onNotification(Notifications.activity, () => dashboard.onActivity());
+    server.onNotification(Notifications.notice, ({ message, setting }) => {
+        const actions = setting ? ['Open Settings'] : [];
+        void vscode.window.showWarningMessage(`Token Gauge: ${message}`, ...actions).then(async (choice) => {
+            if (choice && setting) {
+                await vscode.commands.executeCommand('workbench.action.openSettings', setting);
+            }
+        });
+    });
 
     /** A provider that wants a key (none set, or the one set was turned down): say so, offer to set it. */
     const askForKey = async (providerId: string, error: string): Promise<void> => {

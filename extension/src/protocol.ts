@@ -24,7 +24,15 @@ export const Notifications = {
     calibration: 'tokenGauge/calibration',
     /** A request was added to the usage history. */
     activity: 'tokenGauge/activity',
+    /** Something a person must know and can fix, e.g. a local server that cut a prompt. */
+    notice: 'tokenGauge/notice',
 } as const;
+
+/** A warning for the person, with the setting that fixes it (if one of ours does). */
+export interface Notice {
+    message: string;
+    setting: string | null;
+}
 
 export type Role = 'system' | 'user' | 'assistant';
 
@@ -207,4 +215,5 @@ export interface NotificationParams {
     [Notifications.modelsChanged]: Record<string, never>;
     [Notifications.calibration]: ModelScales;
     [Notifications.activity]: Record<string, never>;
+    [Notifications.notice]: Notice;
 }

@@ -19,6 +19,8 @@ export interface ModelSetting {
     contextWindow?: number;
     maxOutputTokens?: number;
     reservedOutputTokens?: number;
+    /** Ollama: the window to ask Ollama to load the model with (`options.num_ctx`). */
+    numCtx?: number;
     /** Options of every request to the model unless it sets them (`thinkingBudget`, `reasoningEffort`, …). */
     options?: Record<string, unknown>;
     /** How much of each tool's documentation requests carry (`full`, `progressive`, `minimal`). */

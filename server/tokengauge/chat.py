@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import attrs
 import httpx
@@ -32,6 +33,7 @@ from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.gauge import Gauge
 from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
+from tokengauge.models.served import Served
 from tokengauge.protocol import (
     ChatParams,
     ChatPart,
@@ -44,7 +46,14 @@ from tokengauge.protocol import (
     TrimReport,
     UsagePart,
 )
-from tokengauge.status import compact, ladder_note, request_ended, with_trim, without_notes
+from tokengauge.status import (
+    compact,
+    cut_note,
+    ladder_note,
+    request_ended,
+    with_trim,
+    without_notes,
+)
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -62,14 +71,20 @@ from tokengauge.upstream.events import (
     ToolCall,
     message_part,
 )
+from tokengauge.upstream.exact_count import count_request
 from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import redact
 from tokengauge.upstream.retry import RetryPolicy
+from tokengauge.upstream.served import read_served, served_kind
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
+
+READ_SECONDS: Final = 30.0
+"""How often, at most, a chat reads the window its local server serves the model with (a model
+loaded, reloaded or evicted since shows up within this)."""
 
 
 class ChatError(Exception):
@@ -91,6 +106,7 @@ class ChatSink(Protocol):
     def models_changed(self) -> None: ...
     def calibration_changed(self, model_id: str) -> None: ...
     def activity(self) -> None: ...
+    def notice(self, message: str, setting: str | None) -> None: ...
 
 
 def openai_usage(usage: Usage, prompt_tokens: int) -> dict[str, Any]:
@@ -148,6 +164,8 @@ class _Chat:
     """The answer began with the note of what the ladder cut."""
     status_owed: bool = False
     """A "retrying" status was shown: the request's end must replace it with a true one."""
+    cut: bool = False
+    """The local server cut the prompt without an error (`Gauge.silently_cut`)."""
 
     def redact(self, text: str) -> str:
         """`text` without the API key in it."""
@@ -191,6 +209,9 @@ class ChatRunner:
         self.sink = sink
         self.retry = retry
         self.sleep = sleep
+        self._read_at: dict[str, float] = {}
+        self._told_cut: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     def _prepare(self, params: ChatParams) -> _Chat:
         params = attrs.evolve(params, messages=[without_notes(m) for m in params.messages])
@@ -280,6 +301,7 @@ class ChatRunner:
         """Stream one response; its result, or `ChatError`."""
         chat = self._prepare(params)
         try:
+            await self._ask_server(chat)
             self._fit(chat)
             result = await self._attempts(chat)
         except ChatError as exc:
@@ -292,7 +314,94 @@ class ChatRunner:
             self._settle(chat, "cancelled", "info")
             raise
         self._settle(chat, "answered", "info")
+        if chat.cut:
+            await self._learn_cut(chat)
+        elif served_kind(chat.model.provider) is not None:
+            self._later(self._read_served(chat.model, chat.api_key, force=True))
         return result
+
+    async def _ask_server(self, chat: _Chat) -> None:
+        """For a local server: read the window it has loaded the model with, ask Ollama for the
+        window to load (`num_ctx`), and count the request exactly where the server can."""
+        model = chat.model
+        if served_kind(model.provider) is None:
+            return
+        await self._read_served(model, chat.api_key)
+        num_ctx = self.gauge.num_ctx(model)
+        if num_ctx is not None:
+            asked = chat.options.extra.get("options")
+            asked = dict(asked) if isinstance(asked, dict) else {}
+            num_ctx = asked.setdefault("num_ctx", num_ctx)  # the person's own options win
+            extra = {**chat.options.extra, "options": asked}
+            chat.options = attrs.evolve(chat.options, extra=extra)
+            self.gauge.num_ctx_sent(model, num_ctx if isinstance(num_ctx, int) else None)
+        now = time.monotonic()
+        if self.gauge.anchor_due(model, now):
+            body = chat.dialect.body(model, chat.messages, chat.tools, chat.options, 1)
+            headers = provider_headers(model.provider, chat.api_key)
+            count = await count_request(self.client, model, body, headers)
+            self.gauge.anchor(model, chat.messages, chat.tools, chat.params.tools, count, now)
+            if count is not None:
+                chat.estimate = self.gauge.estimate(
+                    model, chat.messages, chat.tools, chat.params.tools
+                )
+                self.sink.calibration_changed(model.id)
+
+    async def _read_served(
+        self, model: ModelSpec, api_key: str | None, *, force: bool = False
+    ) -> Served | None:
+        """Read the window the model's server serves it with (at most every `READ_SECONDS`
+        unless `force`d); VS Code asks for the models again if it moved."""
+        now = time.monotonic()
+        last = self._read_at.get(model.id)
+        if not force and last is not None and now - last < READ_SECONDS:
+            return None
+        self._read_at[model.id] = now
+        served = await read_served(
+            self.client,
+            model,
+            provider_headers(model.provider, api_key),
+            self.gauge.asked_num_ctx(model),
+            self.gauge.last_num_ctx(model),
+        )
+        if served is not None and self.gauge.apply_served(model, served):
+            self.sink.models_changed()
+            self.sink.calibration_changed(model.id)
+        return served
+
+    async def read_all_served(self) -> None:
+        """Read every local model's served window (a new session: models may have been loaded
+        or reloaded since the last)."""
+        for model in list(self.gauge.catalog):
+            if served_kind(model.provider) is not None:
+                await self._read_served(model, None, force=True)
+
+    def _later(self, work: Awaitable[Any]) -> None:
+        """Run `work` in the background (a failure is logged)."""
+
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("a background reading of a local server failed")
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _learn_cut(self, chat: _Chat) -> None:
+        """After a response the server gave to a prompt it cut: learn the window it really has,
+        have VS Code ask for the models again, and tell the person once per model."""
+        model, usage = chat.model, chat.usage
+        assert usage is not None
+        served = await self._read_served(model, chat.api_key, force=True)
+        window = self.gauge.learn_cut(model, usage, served)
+        self.sink.models_changed()
+        self.sink.calibration_changed(model.id)
+        if model.id in self._told_cut:
+            return
+        self._told_cut.add(model.id)
+        self.sink.notice(_cut_message(chat, window), _cut_setting(model))
 
     def _log(self, chat: _Chat, outcome: Outcome, error: str | None = None) -> str | None:
         """Add the request to the usage history, and say so; its conversation, if it has one (a
@@ -312,6 +421,7 @@ class ChatRunner:
                 answer_text=chat.answer_head,
                 answer_calls=chat.calls,
                 held=chat.params.messages if chat.fitted.dropped else None,
+                cut=chat.cut,
             )
             self.sink.activity()
         except Exception:
@@ -462,6 +572,18 @@ class ChatRunner:
             if self._expect_next_tools(chat):
                 self.sink.calibration_changed(model.id)
             prompt = self.gauge.client_prompt(model, estimate.total)
+        elif self.gauge.silently_cut(model, estimate, usage):
+            chat.usage, chat.cut = usage, True
+            log.warning(
+                "%s: its server counted %d input tokens of a request of about %d: it cut the "
+                "prompt without an error; nothing learned from its usage",
+                model.id,
+                usage.total_input_tokens,
+                estimate.total,
+            )
+            self.sink.part(params.request_id, TextPart(cut_note(model.name, usage, estimate)))
+            conversation = self._log(chat, "answered")
+            prompt = self.gauge.client_prompt(model, estimate.total)  # what was really sent
         else:
             chat.usage = usage
             recorded = self.gauge.record_usage(
@@ -560,6 +682,28 @@ def _overflow_message(chat: _Chat, error: ParsedError) -> str:
         f"The conversation is too long for {chat.model.name} ({detail}). Token Gauge has learned "
         "its real size; your next message will be summarized to fit."
     )
+
+
+def _cut_message(chat: _Chat, window: int) -> str:
+    usage = chat.usage
+    evaluated = usage.total_input_tokens if usage is not None else 0
+    server = chat.model.provider.id
+    fix = (
+        "ask for more with the model's numCtx setting (or OLLAMA_CONTEXT_LENGTH)"
+        if served_kind(chat.model.provider) == "ollama"
+        else "load the model with a larger context length"
+    )
+    return (
+        f"{server} cut a request to {chat.model.name} without an error: it read {evaluated:,} "
+        f"tokens of about {chat.estimate.total:,}, so that answer missed the start of the "
+        f"conversation. Token Gauge now keeps requests within the {window:,} tokens it serves, "
+        f"and Copilot summarizes sooner. For a longer window, {fix}."
+    )
+
+
+def _cut_setting(model: ModelSpec) -> str | None:
+    """The setting that fixes a cut: Ollama's `numCtx`, else none of ours."""
+    return "tokenGauge.models" if served_kind(model.provider) == "ollama" else None
 
 
 def _trim_report(fitted: Fitted) -> TrimReport | None:

@@ -7,11 +7,13 @@ method takes plain DESIGN §3 objects and returns protocol payloads.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 import attrs
 
@@ -27,7 +29,7 @@ from tokengauge.cost import CostTotal, cost_totals, price_text, request_cost, st
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
-from tokengauge.counting.request import RequestCounter, TextCount, message_digest
+from tokengauge.counting.request import RequestCounter, TextCount, message_digest, tool_json
 from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
 from tokengauge.ledger.store import Ledger
@@ -41,6 +43,7 @@ from tokengauge.models.catalog import (
     to_documents,
 )
 from tokengauge.models.context_sizes import ContextSizes
+from tokengauge.models.served import Served, ServedWindows
 from tokengauge.protocol import (
     Breakdown,
     Capabilities,
@@ -70,6 +73,7 @@ from tokengauge.status import (
 )
 from tokengauge.upstream.choices import model_choices
 from tokengauge.upstream.presets import resolve, resolve_all
+from tokengauge.upstream.served import served_kind
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,15 @@ of Copilot's helpers (a chat title, progress messages): it does not move the sta
 WARM_ENTRIES = 200_000
 CLIENT_UNITS_SHOWN = 0.02
 """The tooltip says the sizes Copilot is told once they are this far from the true ones."""
+CUT_BELOW: Final = 0.5
+"""A local server that counted less than this share of what the request should come to (the
+fit's own prediction, before any usage taught it) cut the prompt without an error: no tokenizer
+counts that much less than the prior (the harshest skew seen is 0.6)."""
+CUT_BELOW_CALIBRATED: Final = 0.75
+"""…and this share once usage has taught the fit the model's tokenizer."""
+ANCHOR_SECONDS: Final = 600.0
+"""How often a server that counts requests itself is asked for an exact count (the first request
+of a model in a session is always counted)."""
 
 
 def discovery_key(provider_id: str) -> str:
@@ -123,6 +136,10 @@ class Gauge:
         self.counters = TextCounters(self.encodings)
         self.calibration = Calibration(ledger)
         self.context_sizes = ContextSizes(ledger)
+        self.served = ServedWindows(ledger)
+        self._num_ctx_sent: dict[str, int] = {}
+        self._anchored: dict[str, float] = {}
+        self._exact: dict[str, tuple[str, int]] = {}
         self._tool_docs: dict[str, ToolDocs] = {}
         self._declared: dict[str, Declared] = {}
         self.frequent = FrequentStrings(ledger)
@@ -196,10 +213,120 @@ class Gauge:
         return counter
 
     def window_limit(self, model: ModelSpec) -> int | None:
-        """What limits the model's window below its own: what overflows taught us, or the
-        context size picked for it (the smaller)."""
-        limits = [self.calibration.learned_limit(model.id), self.context_sizes.limit(model)]
+        """What limits the model's window below its own: what overflows taught us, the context
+        size picked for it, or the window its local server has loaded it with (the smallest)."""
+        limits = [
+            self.calibration.learned_limit(model.id),
+            self.context_sizes.limit(model),
+            self.served.limit(model),
+        ]
         return min((limit for limit in limits if limit is not None), default=None)
+
+    def has_local_models(self) -> bool:
+        """Whether a model is served by a local server (`upstream.served`)."""
+        return any(served_kind(model.provider) is not None for model in self.catalog)
+
+    def num_ctx(self, model: ModelSpec) -> int | None:
+        """The `num_ctx` to ask Ollama for: the context size picked for the model, else its
+        `numCtx` setting, else what Ollama has loaded it with (nothing reloads unasked); None for
+        other servers, or before Ollama has said."""
+        if served_kind(model.provider) != "ollama":
+            return None
+        asked = self.asked_num_ctx(model)
+        served = self.served.get(model.id)
+        return asked or (served.window if served is not None and served.loaded else None)
+
+    def asked_num_ctx(self, model: ModelSpec) -> int | None:
+        """The window a person asked Ollama to load the model with (picked, or `numCtx`)."""
+        return self.context_sizes.limit(model) or model.num_ctx
+
+    def num_ctx_sent(self, model: ModelSpec, num_ctx: int | None) -> None:
+        """A request asked Ollama for `num_ctx`: its next reading shows what Ollama made of it."""
+        if num_ctx is not None:
+            self._num_ctx_sent[model.id] = num_ctx
+
+    def last_num_ctx(self, model: ModelSpec) -> int | None:
+        """The `num_ctx` the model's last request asked Ollama for, if any."""
+        return self._num_ctx_sent.get(model.id)
+
+    def apply_served(self, model: ModelSpec, served: Served) -> bool:
+        """Keep what the model's local server said it serves it with; True if its window moved
+        (VS Code must ask for the models again). A new window makes the limit an overflow taught
+        of the old one moot."""
+        if not self.served.update(model.id, served):
+            return False
+        learned = self.calibration.learned_limit(model.id)
+        if learned is not None and learned < model.context_window:
+            self.ledger.set_limit(model.id, model.context_window)  # the served window rules now
+        log.info(
+            "%s: its server serves a %s-token window (%s)",
+            model.id,
+            f"{served.window:,}",
+            served.source,
+        )
+        self.calibration.changed(model.id)
+        return True
+
+    def silently_cut(self, model: ModelSpec, estimate: RequestEstimate, usage: Usage) -> bool:
+        """Whether a local server counted the request far below what it comes to: it cut the
+        prompt without an error (Ollama and LM Studio do)."""
+        if served_kind(model.provider) is None or usage.total_input_tokens <= 0:
+            return False
+        fit = self.calibration.fit(model)
+        expected = estimate.exact or self.calibration.expected(model, estimate)
+        share = CUT_BELOW_CALIBRATED if fit.observations or estimate.exact else CUT_BELOW
+        return usage.total_input_tokens < share * expected
+
+    def learn_cut(self, model: ModelSpec, usage: Usage, served: Served | None) -> int:
+        """A request the server cut: its window is what it says it has loaded when that is
+        smaller than the window believed in (a `contextWindow` set included), else at most what
+        it read and wrote (a lower bound that holds); the window learned."""
+        window = budget.effective_window(model, self.window_limit(model))
+        if served is not None:
+            self.apply_served(model, served)
+        if served is not None and served.window < window:
+            learned = served.window
+        else:
+            learned = max(2, usage.total_input_tokens + usage.output_tokens)
+        if learned < window:
+            self.ledger.set_limit(model.id, learned)
+            self.calibration.changed(model.id)
+        return min(learned, window)
+
+    def anchor_due(self, model: ModelSpec, now: float) -> bool:
+        """Whether to ask the model's server for an exact count before sending: its first request
+        in this session, then every `ANCHOR_SECONDS` (never per `provideTokenCount`)."""
+        if served_kind(model.provider) not in ("vllm", "llamacpp"):
+            return False
+        last = self._anchored.get(model.id)
+        return last is None or now - last >= ANCHOR_SECONDS
+
+    def anchor(
+        self,
+        model: ModelSpec,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        given: Sequence[Tool],
+        count: int | None,
+        now: float,
+    ) -> None:
+        """The server's exact count of a request about to be sent (None: it could not say): the
+        fit learns from it as from usage, and that very request is estimated as counted."""
+        self._anchored[model.id] = now
+        if count is None:
+            return
+        estimate = self.estimate(model, messages, tools, given)
+        usage = Usage(input_tokens=count, output_tokens=0, total_input_tokens=count)
+        copilot = self.copilot_view.messages(messages)
+        whole = copilot + self.copilot_view.tools(given)
+        self.calibration.record_usage(model, estimate, usage, copilot, whole)
+        self._exact[model.id] = (request_key(messages, tools), count)
+        log.info(
+            "%s: its server counts the request at %d tokens (we had %d)",
+            model.id,
+            count,
+            estimate.total,
+        )
 
     def max_input_tokens(self, model: ModelSpec) -> int:
         """The model's input budget, after what overflows have taught us and the context size
@@ -275,16 +402,23 @@ class Gauge:
         window = budget.effective_window(model, limit)
         declared = self.declared(model)
         shown = f"{compact(window)}-token window"
+        served = self.served.get(model.id) if served_kind(model.provider) else None
         if limit is not None and limit < model.context_window:
             listed = compact(model.context_window)
             if limit == self.context_sizes.limit(model):
                 shown += f" (picked in the model's options; {listed} listed)"
+            elif limit == self.served.limit(model) and served is not None:
+                shown += f" ({served.source}; the model's own is {listed})"
             else:
                 shown += f" (smaller than the {listed} listed: the provider's errors showed it)"
+        elif served is not None and not model.window_set:
+            shown += f" ({served.source})"
         tooltip = (
             f"{model.name} via {model.provider.id} · {shown}, "
-            f"up to {compact(model.max_output_tokens)} output tokens"
+            f"up to {compact(min(model.max_output_tokens, window - 1))} output tokens"
         )
+        if served is not None and model.window_set and served.window != window:
+            tooltip += served_beside_setting(served, window)
         if abs(declared.scale - 1) > CLIENT_UNITS_SHOWN:
             tooltip += (
                 f". Copilot counts with its own tokenizer: it is told of "
@@ -382,9 +516,13 @@ class Gauge:
         """The whole request's count with its breakdown (`given`: the tools in full, when
         `tools` is the reduced form sent; `remember`: see `Calibration.estimate_request`)."""
         counter = self.counter(model)
-        return self.calibration.estimate_request(
+        estimate = self.calibration.estimate_request(
             model, counter, messages, tools, given, remember=remember
         )
+        exact = self._exact.get(model.id)
+        if exact is not None and exact[0] == request_key(messages, tools):
+            estimate = attrs.evolve(estimate, exact=exact[1])
+        return estimate
 
     def tool_docs_used(self, model: ModelSpec) -> None:
         """`model.tool_docs` is what its latest chat sent (a pick in VS Code's model picker may
@@ -493,10 +631,12 @@ class Gauge:
         answer_text: str = "",
         answer_calls: Sequence[str] = (),
         held: Sequence[Message] | None = None,
+        cut: bool = False,
     ) -> RequestRecord:
         """Add a request to the usage history: its conversation, sizes, usage, cost and fate
         (`answer_text`, `answer_calls`: the beginning of its answer and its tool calls' ids;
-        `held`: the messages the conversation holds, when the recovery ladder sent fewer)."""
+        `held`: the messages the conversation holds, when the recovery ladder sent fewer; `cut`:
+        the server cut the prompt without an error)."""
         kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
         if held is None:
             held, digests = messages, list(estimate.features.digests)
@@ -526,6 +666,7 @@ class Gauge:
             retries=retries,
             summarized=placement.summarized,
             ratios=self.calibration.ratios(model),
+            cut=cut,
         )
         self.ledger.append_usage(record.to_json())
         if record.conversation is not None:
@@ -641,6 +782,23 @@ class Gauge:
             ],
             today_usd=sum(total.today_usd for total in totals.values()) if totals else None,
         )
+
+
+def served_beside_setting(served: Served, window: int) -> str:
+    """The tooltip's word on a server's window that differs from the `contextWindow` set."""
+    if served.window < window:
+        return (
+            f". ⚠ The server has it loaded with only {compact(served.window)} tokens "
+            f"({served.source}): longer requests are cut or refused; set contextWindow to "
+            f"{served.window} or load the model with more"
+        )
+    return f". The server has it loaded with {compact(served.window)} tokens ({served.source})"
+
+
+def request_key(messages: Sequence[Message], tools: Sequence[Tool]) -> str:
+    """What tells one request from another: its messages' digests and its tools' JSON."""
+    parts = [message_digest(message) for message in messages] + [tool_json(t) for t in tools]
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _declared_key(model_id: str) -> str:

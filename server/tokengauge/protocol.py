@@ -42,6 +42,8 @@ CHECK_KEY: Final = "tokenGauge/checkKey"
 DASHBOARD: Final = "tokenGauge/dashboard"
 ACTIVITY: Final = "tokenGauge/activity"
 """Notification: a request was added to the usage history (the dashboard reads it again)."""
+NOTICE: Final = "tokenGauge/notice"
+"""Notification: something a person must know and can fix (`Notice`), shown once."""
 
 REQUESTS: Final = frozenset(
     {
@@ -292,6 +294,14 @@ class WarmCountsResult:
 
 
 Severity = Literal["info", "warning", "error"]
+
+
+@attrs.frozen
+class Notice:
+    """A warning for the person, with the setting that fixes it (if one of ours does)."""
+
+    message: str
+    setting: str | None = None
 
 
 @attrs.frozen

@@ -100,6 +100,9 @@ class ModelSettings:
     `reasoningEffort`, `temperature`, …: `modelOptions`' keys)."""
     tool_docs: ToolDocs = "full"
     """How much of each tool's documentation requests carry (`upstream.tool_docs`)."""
+    num_ctx: int | None = None
+    """Ollama: the window to ask Ollama to load the model with (`options.num_ctx`); None: the
+    window it has loaded (nothing reloads unasked)."""
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (
@@ -207,7 +210,12 @@ def _is_http_url(text: str) -> bool:
 
 def _checked_model(model: ModelSettings) -> ModelSettings:
     """The model without the sizes and prices that are not sensible (each logged)."""
-    floors = {"context_window": 2, "max_output_tokens": 1, "reserved_output_tokens": 0}
+    floors = {
+        "context_window": 2,
+        "max_output_tokens": 1,
+        "reserved_output_tokens": 0,
+        "num_ctx": 256,
+    }
     changes: dict[str, Any] = {}
     for field, floor in floors.items():
         value = getattr(model, field)

@@ -22,7 +22,7 @@ import attrs
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import Fitted
 from tokengauge.cost import format_usd
-from tokengauge.messages import Message, TextPart
+from tokengauge.messages import Message, TextPart, Usage
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
 
@@ -235,6 +235,15 @@ def ladder_note(model_name: str, fitted: Fitted) -> str:
     return (
         f"{NOTE_START}this request did not fit {model_name}'s window, so the model did not see "
         f"all of it: {fitted.describe()}.*\n\n"
+    )
+
+
+def cut_note(model_name: str, usage: Usage, estimate: RequestEstimate) -> str:
+    """The line that ends an answer the server gave to a prompt it cut without an error."""
+    return (
+        f"\n\n{NOTE_START}the server read only {usage.total_input_tokens:,} tokens of this "
+        f"request's {estimate.total:,}: it cut the start of the conversation, so {model_name} "
+        "answered without it. Requests are now kept within the window it really serves.*\n\n"
     )
 
 

@@ -100,9 +100,9 @@ def test_the_presets_of_the_contract():
             "bearer",
             False,
             "models",
-            "plain",
+            "lmstudio",
         ),
-        "vllm": ("vLLM", "openai", "http://localhost:8000/v1", "bearer", False, "models", "plain"),
+        "vllm": ("vLLM", "openai", "http://localhost:8000/v1", "bearer", False, "models", "vllm"),
         "llamacpp": (
             "llama.cpp",
             "openai",
@@ -110,7 +110,7 @@ def test_the_presets_of_the_contract():
             "bearer",
             False,
             "models",
-            "plain",
+            "llamacpp",
         ),
         "litellm": (
             "LiteLLM proxy",

@@ -46,6 +46,7 @@ class RequestRow:
     retries: int
     summarized: bool
     ratios: dict[str, float]
+    cut: bool
 
 
 @attrs.frozen

@@ -67,6 +67,9 @@ class RequestRecord:
     """It is the first request to carry the summary of a summarization."""
     ratios: dict[str, float] = attrs.field(factory=dict)
     """The model's learned ratios once this request was learned from."""
+    cut: bool = False
+    """The local server cut its prompt without an error: it read `input_tokens` of
+    `estimated_tokens` (`Gauge.silently_cut`)."""
 
     @property
     def seq(self) -> int:

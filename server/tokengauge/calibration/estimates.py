@@ -116,10 +116,14 @@ class RequestEstimate:
     ratios: dict[str, float]
     tools_saved: int = 0
     """What the tools' full documentation would have added (`toolDocs` other than `full`)."""
+    exact: int | None = None
+    """The server's own count of this very request, when it gave one (`Gauge.anchor`)."""
 
     @property
     def total(self) -> int:
-        """Everything together."""
+        """Everything together: the server's count of the request if it gave one."""
+        if self.exact is not None:
+            return self.exact
         return self.tools + self.fixed + sum(m.tokens for m in self.messages)
 
     @property
@@ -224,6 +228,10 @@ class Calibration:
         if not observed:
             return COPILOT_RATIO_PRIOR[prior_for(model) is EXACT]
         return statistics.median(observed)
+
+    def expected(self, model: ModelSpec, estimate: RequestEstimate) -> float:
+        """What the fit expects the API to count for the request, without any margin."""
+        return self.fit(model).predict(request_features(estimate.features)).mean
 
     def overhead(self, model: ModelSpec) -> tuple[int, int]:
         """The per-message and per-request overheads (rounded up, with their margins)."""

@@ -45,6 +45,7 @@ from tokengauge.protocol import (
     DiscoverModelsParams,
     DiscoverModelsResult,
     ModelScales,
+    Notice,
     ProviderDiscovery,
     RecordErrorParams,
     RecordUsageParams,
@@ -161,11 +162,16 @@ class TokenGaugeServer(LanguageServer):
             log.error("background task ended: %s", task.exception())
 
     def warm_encodings(self) -> None:
-        """Load the models' encodings in a background thread (once)."""
+        """Load the models' encodings in a background thread (once); read what the local
+        servers have loaded (a new session: models may have been loaded or reloaded since)."""
         if self._warming or self._gauge is None:
             return
         self._warming = True
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
+        if self._gauge.has_local_models():
+            task = asyncio.get_running_loop().create_task(self.chats.read_all_served())
+            self._background.add(task)
+            task.add_done_callback(self._background_done)
 
     @property
     def chats(self) -> ChatRunner:
@@ -240,6 +246,10 @@ class ServerChatSink:
     def activity(self) -> None:
         """One `tokenGauge/activity` notification."""
         self.server.send_activity()
+
+    def notice(self, message: str, setting: str | None) -> None:
+        """One `tokenGauge/notice` notification."""
+        self.server.protocol.notify(protocol.NOTICE, unstructure(Notice(message, setting)))
 
 
 @contextlib.contextmanager

@@ -108,6 +108,10 @@ class ModelSpec:
     """Model options of settings: every request's, unless it sets them."""
     tool_docs: ToolDocs = "full"
     """How much of each tool's documentation requests carry."""
+    window_set: bool = False
+    """The person set `contextWindow`: it wins over what a server says it has loaded."""
+    num_ctx: int | None = None
+    """Ollama: the window to ask it to load the model with (settings' `numCtx`)."""
 
     @property
     def encoding(self) -> str:
@@ -133,6 +137,7 @@ def resolve_model(
     is the configured one, else the provider's, else the one people know it by (`display_name`);
     images only where the built-in table says the model takes them."""
     known: KnownModel | None = lookup_known_model(config.id)
+    window_set = config.context_window is not None
     if discovered is not None:
         config = attrs.evolve(
             config,
@@ -176,6 +181,8 @@ def resolve_model(
         known=known is not None,
         options=config.options,
         tool_docs=config.tool_docs,
+        window_set=window_set,
+        num_ctx=config.num_ctx,
     )
 
 

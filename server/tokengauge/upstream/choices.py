@@ -4,7 +4,9 @@
   OpenAI dialect;
 - a thinking budget, for Anthropic models with extended thinking (Claude 3.7 and 4 on);
 - a context size, for models whose window is larger than the common 200k tier: a smaller window
-  keeps cost and latency down, and then is the window everything else uses (`ContextSizes`);
+  keeps cost and latency down, and then is the window everything else uses (`ContextSizes`); for
+  an Ollama model, any window from 4K up, which Ollama is asked to load it with (`num_ctx`; the
+  model's own, the default, asks for nothing: Ollama keeps what it loads);
 - how much tool documentation requests carry (`tool_docs`), for models that call tools.
 
 Each default is what the model's settings (`tokenGauge.models[].options`) already ask for.
@@ -20,8 +22,10 @@ from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import Choice, ModelChoices
 from tokengauge.settings import TOOL_DOCS
 from tokengauge.upstream.options import REASONING_EFFORTS, ChatOptions, parse_model_options
+from tokengauge.upstream.served import served_kind
 
 SMALL_CONTEXT: Final = 200_000
+OLLAMA_SMALLEST: Final = 4_096
 THINKING_BUDGETS: Final = (0, 4_096, 16_384, 32_768)
 _REASONING_FAMILIES: Final = re.compile(r"^(gpt-5(?!.*-chat)|o[134]\b|gpt-oss)")
 _THINKING_FAMILIES: Final = re.compile(r"^claude-(3[.-]7|(sonnet|opus|haiku)-4)")
@@ -40,12 +44,23 @@ def model_choices(model: ModelSpec) -> ModelChoices | None:
         budgets = [b for b in THINKING_BUDGETS if b < model.max_output_tokens]
         chosen_budget = settings.thinking_budget
         budget = Choice(budgets, chosen_budget if chosen_budget in budgets else 0)
-    if model.context_window > SMALL_CONTEXT:
+    if served_kind(model.provider) == "ollama":
+        size = Choice(_ollama_sizes(model.context_window), model.context_window)
+    elif model.context_window > SMALL_CONTEXT:
         size = Choice([SMALL_CONTEXT, model.context_window], model.context_window)
     docs = Choice(list(TOOL_DOCS), model.tool_docs) if model.tool_calling else None
     if effort is None and budget is None and size is None and docs is None:
         return None
     return ModelChoices(effort, budget, size, docs)
+
+
+def _ollama_sizes(native: int) -> list[int]:
+    """Powers of two from 4K below the model's own window, then that window."""
+    sizes, size = [], OLLAMA_SMALLEST
+    while size < native:
+        sizes.append(size)
+        size *= 2
+    return [*sizes, native]
 
 
 def _settings(model: ModelSpec) -> ChatOptions:

@@ -208,6 +208,23 @@ class JsonAnswer:
     headers: httpx.Headers
 
 
+async def get_json_retried(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Any = None,
+) -> JsonAnswer:
+    """`get_json`, once more after a broken connection: a local server may close a kept-alive
+    connection after a stream without saying so (llama.cpp's does), and the next request on it
+    fails before any answer."""
+    try:
+        return await get_json(client, method, url, headers=headers, body=body)
+    except ConnectionFailed:
+        return await get_json(client, method, url, headers=headers, body=body)
+
+
 async def get_json(
     client: httpx.AsyncClient,
     method: str,

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 Auth = Literal["bearer", "x-api-key", "api-key"]
 KeyCheck = Literal["models", "key"]
-Sizing = Literal["plain", "ollama", "litellm"]
+Sizing = Literal["plain", "ollama", "litellm", "lmstudio", "llamacpp", "vllm"]
 OLLAMA_PORT: Final = 11434
 
 
@@ -44,7 +44,8 @@ class Preset:
     key_check: KeyCheck = "models"
     """The cheap request that checks a key: `GET {base}/models`, or `GET {base}/key`."""
     sizing: Sizing = "plain"
-    """Where model windows come from besides the list: nowhere, `/api/show`, `/model/info`."""
+    """Where model windows come from besides the list: nowhere, `/api/show`, `/model/info`; a
+    local server's own reading of what it has loaded (`upstream.served`)."""
 
 
 PRESETS: Final = {
@@ -83,9 +84,27 @@ PRESETS: Final = {
             False,
             sizing="ollama",
         ),
-        Preset("lmstudio", "LM Studio", "openai", "http://localhost:1234/v1", "bearer", False),
-        Preset("vllm", "vLLM", "openai", "http://localhost:8000/v1", "bearer", False),
-        Preset("llamacpp", "llama.cpp", "openai", "http://localhost:8080/v1", "bearer", False),
+        Preset(
+            "lmstudio",
+            "LM Studio",
+            "openai",
+            "http://localhost:1234/v1",
+            "bearer",
+            False,
+            sizing="lmstudio",
+        ),
+        Preset(
+            "vllm", "vLLM", "openai", "http://localhost:8000/v1", "bearer", False, sizing="vllm"
+        ),
+        Preset(
+            "llamacpp",
+            "llama.cpp",
+            "openai",
+            "http://localhost:8080/v1",
+            "bearer",
+            False,
+            sizing="llamacpp",
+        ),
         Preset(
             "litellm",
             "LiteLLM proxy",

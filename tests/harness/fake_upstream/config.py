@@ -20,9 +20,19 @@ from tests.harness.fake_upstream.wire import resolve
 
 T = TypeVar("T")
 
-LISTING_SHAPES = ("openai", "anthropic", "openrouter", "vercel", "ollama", "litellm")
-ERROR_STYLES = ("anthropic", "openai", "openrouter", "llamacpp", "gemini")
-ROUTES = ("any", "chat", "messages", "responses")
+LISTING_SHAPES = (
+    "openai",
+    "anthropic",
+    "openrouter",
+    "vercel",
+    "ollama",
+    "litellm",
+    "lmstudio",
+    "vllm",
+)
+ERROR_STYLES = ("anthropic", "openai", "openrouter", "llamacpp", "gemini", "vllm")
+OVERFLOWS = ("error", "truncate")
+ROUTES = ("any", "chat", "messages", "responses", "ollama_chat")
 
 
 @dataclass
@@ -79,7 +89,11 @@ class ModelBehavior:
     per_tool_overhead: int = 0
     fixed_overhead: int = 3
     image_tokens: int = 85
-    context_window: int | None = None  # None: never overflows
+    context_window: int | None = None  # None: never overflows (with overflow "error")
+    # What a prompt over the window meets: "error" (the provider's 400, checked against
+    # context_window) or "truncate" (cut silently to the window the server serves the model with,
+    # as Ollama and LM Studio do; usage reports what was evaluated; see ``loading.py``).
+    overflow: str = "error"
     check_max_tokens: bool = True  # also reject prompt + max_tokens > window
     max_output_tokens: int | None = None  # max_tokens above this: the output-cap error
     error_style: str | None = None  # None: the dialect's own (anthropic / openai)
@@ -91,7 +105,12 @@ class ModelBehavior:
 
 @dataclass
 class ListedModel:
-    """One model in the ``/models`` listings (independent of the enforced ``context_window``)."""
+    """One model in the ``/models`` listings (independent of the enforced ``context_window``).
+
+    ``context_window`` is the model's native window, as listings name it; ``loaded_context`` the
+    window a local server has it loaded with (Ollama ``/api/ps``, LM Studio's loaded instance,
+    vLLM ``max_model_len``): set, the model is loaded from the start.
+    """
 
     id: str = "test-model"
     name: str | None = None
@@ -99,6 +118,10 @@ class ListedModel:
     max_output_tokens: int = 16384
     provider_context_length: int | None = None  # OpenRouter top_provider.context_length
     architecture: str = "llama"  # Ollama model_info["<arch>.context_length"]
+    loaded_context: int | None = None  # None: not loaded until a request loads it
+    # Ollama: the Modelfile's ``PARAMETER num_ctx`` (in /api/show ``parameters``), which a load
+    # without a requested num_ctx uses instead of the server's default_context.
+    num_ctx: int | None = None
 
 
 @dataclass
@@ -152,7 +175,9 @@ class Scripted:
     Otherwise the model answers as usual, with ``reply`` / ``fault`` / ``status`` applied.
     """
 
-    route: str = "any"  # "chat" (…/chat/completions), "messages" (…/messages) or "any"
+    # "chat" (…/chat/completions), "messages" (…/messages), "responses", "ollama_chat" (Ollama's
+    # /api/chat) or "any"
+    route: str = "any"
     times: int = 1
     fixture: str | None = None
     body: str | None = None
@@ -165,7 +190,11 @@ class Scripted:
 
 @dataclass
 class UpstreamConfig:
-    """A whole test upstream: listing shape, models, model behaviour, chunking, initial script."""
+    """A whole test upstream: listing shape, models, model behaviour, chunking, initial script.
+
+    The listing shape also says which server it is: "ollama", "lmstudio" and "vllm" answer their
+    own routes (``local_servers.py``) and serve models with a loaded window (``loading.py``).
+    """
 
     listing: str = "openai"
     models: list[ListedModel] = field(default_factory=lambda: [ListedModel()])
@@ -179,12 +208,21 @@ class UpstreamConfig:
     # the root.
     api_root: str | None = None
     listing_headers: dict[str, str] = field(default_factory=dict)  # e.g. x-litellm-version
+    # The context a local server (ollama, lmstudio) loads a model with when a request names one
+    # not loaded and asks for no num_ctx (Ollama's 4096 below 24 GiB VRAM, OLLAMA_CONTEXT_LENGTH).
+    default_context: int = 4096
 
     def __post_init__(self) -> None:
         if self.listing not in LISTING_SHAPES:
             raise ValueError(f"listing must be one of {LISTING_SHAPES}, not {self.listing!r}")
         if self.model.error_style not in (None, *ERROR_STYLES):
             raise ValueError(f"error_style must be one of {ERROR_STYLES}")
+        if self.model.overflow not in OVERFLOWS:
+            raise ValueError(f"overflow must be one of {OVERFLOWS}, not {self.model.overflow!r}")
+        windows = [m.loaded_context for m in self.models] + [m.num_ctx for m in self.models]
+        windows.append(self.default_context)
+        if any(w is not None and (isinstance(w, bool) or w < 1) for w in windows):
+            raise ValueError("loaded_context, num_ctx, default_context: positive token counts")
         for item in self.script:
             check_scripted(item)
 

@@ -6,12 +6,16 @@
 - ``GET  /_control/script`` → ``{"pending": [Scripted…]}``
 - ``POST /_control/script`` ``{"responses": [Scripted…], "replace": false}`` → ``{"pending": n}``
 - ``DELETE /_control/script`` → ``{"pending": 0}``
-- ``GET  /_control/requests[?route=chat&since=<id>&wait_count=<n>&timeout=<s>]`` →
-  ``{"requests": [RecordedRequest.to_json()…]}`` (``since``: ids greater than it)
+- ``GET  /_control/requests[?route=chat&since=<id>&wait_count=<n>&timeout=<s>&truncated=1]`` →
+  ``{"requests": [RecordedRequest.to_json()…]}`` (``since``: ids greater than it; ``truncated``:
+  only those whose prompt reached the model silently truncated)
 - ``GET  /_control/requests/<id>[?wait=finished|disconnected&timeout=<s>]`` → the record;
   404 unknown id; 408 (with the record) if the wait timed out
 - ``POST /_control/reset`` ``{"config": false}`` → forget requests and script (and config changes)
 - ``POST /_control/count`` ``{"dialect": "openai"|"anthropic", "body": {…}}`` → the true count
+- ``GET  /_control/stats`` → ``{"requests", "model_requests", "truncated": n, "loaded": {model:
+  context}}`` (``truncated``: model requests silently truncated; ``loaded``: a local server's
+  loaded models)
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ async def _dispatch(up: Upstream, request: web.Request, path: str, body: Any) ->
     if path == "reset" and method == "POST":
         up.reset(config=bool((body or {}).get("config")))
         return web.json_response({"ok": True})
+    if path == "stats":
+        return web.json_response(_stats(up))
     if path == "count" and method == "POST":
         count = count_prompt(body["body"], body.get("dialect", "openai"), up.config.model)
         return web.json_response(asdict(count))
@@ -76,20 +82,36 @@ async def _body(request: web.Request) -> Any:
     return json.loads(raw) if raw.strip() else None
 
 
-def _matching(up: Upstream, route: str | None, since: int) -> list[RecordedRequest]:
-    return [r for r in up.requests if r.id > since and (route is None or r.route == route)]
+def _stats(up: Upstream) -> dict[str, Any]:
+    return {
+        "requests": len(up.requests),
+        "model_requests": len(up.model_requests),
+        "truncated": len(up.truncated_requests),
+        "loaded": up.loaded,
+    }
+
+
+def _matching(
+    up: Upstream, route: str | None, since: int, truncated: bool = False
+) -> list[RecordedRequest]:
+    return [
+        r
+        for r in up.requests
+        if r.id > since and (route is None or r.route == route) and (r.truncated or not truncated)
+    ]
 
 
 async def _requests(up: Upstream, request: web.Request) -> list[dict[str, Any]]:
     route = request.query.get("route")
     since = int(request.query.get("since", 0))
+    truncated = request.query.get("truncated", "") in ("1", "true")
     wait_count = int(request.query.get("wait_count", 0))
     timeout = float(request.query.get("timeout", 5))
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
-    while len(_matching(up, route, since)) < wait_count and loop.time() < end:
+    while len(_matching(up, route, since, truncated)) < wait_count and loop.time() < end:
         await asyncio.sleep(0.005)
-    return [r.to_json() for r in _matching(up, route, since)]
+    return [r.to_json() for r in _matching(up, route, since, truncated)]
 
 
 async def _one_request(up: Upstream, request: web.Request, request_id: int) -> web.Response:

@@ -6,9 +6,14 @@
   ``top_provider.{context_length, max_completion_tokens}`` (models-openrouter-v1-models-fragment)
 - ``vercel``: ``GET …/models`` → OpenAI list whose entries add ``context_window``, ``max_tokens``
 - ``ollama``: ``GET /api/tags``, ``POST /api/show`` (models-ollama-api-show-gpt-oss shape,
-  ``model_info["<arch>.context_length"]``); ``GET …/models`` answers in the OpenAI shape
+  ``model_info["<arch>.context_length"]``, ``parameters`` with a Modelfile ``num_ctx`` if
+  ``ListedModel.num_ctx``); ``GET …/models`` answers in the OpenAI shape
 - ``litellm``: ``GET …/model/info`` → ``{"data": [{model_name, model_info: {max_input_tokens,
   max_output_tokens, …}}]}``; ``GET …/models`` answers in the OpenAI shape
+- ``lmstudio``: ``GET …/models`` in the OpenAI shape; ``GET /api/v0/models`` and
+  ``GET /api/v1/models`` (LM Studio's own, with the loaded context) in ``local_servers.py``
+- ``vllm``: ``GET …/models`` with ``max_model_len``, and ``POST /tokenize``, in
+  ``local_servers.py``; Ollama's ``GET /api/ps`` (the loaded models) is there too
 
 OpenRouter also answers ``GET …/key`` (the key's own record, ``key_record``): its model list is
 public, the key record is the cheap request that needs a key.
@@ -36,7 +41,7 @@ def listing(
         builder = _MODELS.get(shape, _openai)
         return 200, builder(models)
     if shape == "ollama" and path == "/api/tags" and method == "GET":
-        return 200, {"models": [_ollama_tag(m) for m in models]}
+        return 200, {"models": [ollama_tag(m) for m in models]}
     if shape == "ollama" and path == "/api/show" and method == "POST":
         return _ollama_show(body, models)
     if shape == "litellm" and path.endswith("/model/info") and method == "GET":
@@ -113,7 +118,8 @@ def _vercel(models: list[ListedModel]) -> dict[str, Any]:
     return {"object": "list", "data": data}
 
 
-def _ollama_tag(m: ListedModel) -> dict[str, Any]:
+def ollama_tag(m: ListedModel) -> dict[str, Any]:
+    """One ``/api/tags`` entry."""
     return {
         "name": m.id,
         "model": m.id,
@@ -150,6 +156,8 @@ def _ollama_show(body: Any, models: list[ListedModel]) -> Answer:
         f"{arch}.context_length": model.context_window,
         f"{arch}.embedding_length": 2880,
     }
+    if model.num_ctx is not None:  # the Modelfile's parameters, as Ollama pads them
+        show["parameters"] = f"num_ctx                        {model.num_ctx}"
     return 200, show
 
 

@@ -129,7 +129,7 @@ def limit_error(
             "invalid_value",
         )
     window = behavior.context_window
-    if window is None:
+    if window is None or behavior.overflow == "truncate":
         return None
     out = max_tokens if behavior.check_max_tokens and max_tokens is not None else 0
     if prompt <= window and (prompt + out <= window or style in ("llamacpp", "gemini")):
@@ -155,6 +155,8 @@ def _overflow_body(style: str, prompt: int, out: int, window: int, rid: str) -> 
             "prompt automatically."
         )
         return {"error": {"message": message, "code": 400, "metadata": {"provider_name": "Test"}}}
+    if style == "vllm":
+        return _vllm_overflow(out, window)
     if style == "llamacpp":
         body: dict[str, Any] = json.loads(load("error-llamacpp-exceed-context-size.json").data)
         body["error"].update(n_prompt_tokens=prompt, n_ctx=window)
@@ -177,6 +179,21 @@ def _overflow_body(style: str, prompt: int, out: int, window: int, rid: str) -> 
             "completion). Please reduce the length of the messages or completion."
         )
     return _openai(head + tail, "messages", "context_length_exceeded")
+
+
+def _vllm_overflow(out: int, window: int) -> dict[str, Any]:
+    """vLLM's 400 (its renderer's length check, as current servers send it; HAND from their
+    bodies in the field). vLLM tokenizes only one token past the room the output leaves, so the
+    message names that lower bound ("at least"), never the true prompt size."""
+    seen = max(window - out, 0) + 1
+    message = (
+        f"This model's maximum context length is {window} tokens. However, you requested {out} "
+        f"output tokens and your prompt contains at least {seen} input tokens, for a total of at "
+        f"least {seen + out} tokens. Please reduce the length of the input prompt or the number "
+        f"of requested output tokens. (parameter=input_tokens, value={seen})"
+    )
+    error = {"message": message, "type": "BadRequestError", "param": "input_tokens", "code": 400}
+    return {"error": error}
 
 
 def _anthropic(message: str, rid: str) -> dict[str, Any]:

@@ -117,5 +117,10 @@ class SubprocessUpstream:
         record: dict[str, Any] = self.control("GET", f"requests/{request_id}", **params)
         return record
 
+    def stats(self) -> dict[str, Any]:
+        """Request counts (``truncated``: silently truncated) and the loaded models."""
+        stats: dict[str, Any] = self.control("GET", "stats")
+        return stats
+
     def reset(self, config: bool = False) -> None:
         self.control("POST", "reset", {"config": config})

@@ -13,6 +13,8 @@ COMPLETED = "completed"  # the whole response was written
 DROPPED = "dropped"  # a fault made the server abort the connection
 DISCONNECTED = "client_disconnected"  # the client closed the connection first
 
+MODEL_ROUTES = ("chat", "messages", "responses", "ollama_chat")  # requests the model answers
+
 
 @dataclass
 class RecordedRequest:
@@ -30,7 +32,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     json: Any
-    route: str  # "chat", "messages", "count_tokens", "models", "replay" or "other"
+    route: str  # "chat", "messages", "responses", "ollama_chat", "count_tokens", "tokenize",
+    # "models", "key", "replay" or "other"
     received_at: float = field(default_factory=time.monotonic)
     status: int | None = None
     outcome: str = PENDING
@@ -43,6 +46,12 @@ class RecordedRequest:
     prompt_encoded: int | None = None  # the encoder's count of all of it, unscaled
     prompt_text_ratio: float | None = None  # true ÷ encoder tokens of the messages' text
     output_tokens: int | None = None
+    num_ctx: int | None = None  # the ``options.num_ctx`` the request asked for (Ollama)
+    served_window: int | None = None  # the window the model was served with (local servers)
+    load: str | None = None  # "loaded" / "reloaded" when this request (re)loaded the model
+    # Set when the prompt was cut silently to the served window: {"prompt": true tokens,
+    # "evaluated": what the model evaluated and the usage reports}.
+    truncated: dict[str, int] | None = None
     scripted: bool = False
     finished_at: float | None = None
     disconnected_at: float | None = None

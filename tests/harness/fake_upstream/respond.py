@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from tests.harness.fake_upstream import ollama_chat
 from tests.harness.fake_upstream.config import ModelBehavior, Reply, Scripted
 from tests.harness.fake_upstream.faults import apply_event_faults, error_for_status, send_stream
 from tests.harness.fake_upstream.listings import key_record, listing
+from tests.harness.fake_upstream.loading import serve
+from tests.harness.fake_upstream.local_servers import local_answer
 from tests.harness.fake_upstream.model import (
     count_prompt,
     invalid_url_body,
@@ -55,6 +58,8 @@ async def dispatch(
         return await send_fixed(up, request, record, item, None)
     if _outside_root(up, record):
         return _json(404, invalid_url_body(request.method, request.path))
+    if record.route == "ollama_chat" and up.config.listing == "ollama":
+        return await ollama_chat.answer(up, request, record)
     if record.route in ("chat", "messages", "responses"):
         return await _model(
             up, request, record, "anthropic" if record.route == "messages" else "openai"
@@ -71,7 +76,10 @@ async def dispatch(
             return refused
     if record.route == "key" and up.config.listing == "openrouter":
         return web.json_response(key_record(_api_key(request, "openai") or ""))
-    answer = listing(up.config.listing, request.method, request.path, body, up.config.models)
+    answer = local_answer(up.config, up.loads, request.method, request.path, body)
+    answer = answer or listing(
+        up.config.listing, request.method, request.path, body, up.config.models
+    )
     if answer is not None:
         return web.json_response(answer[1], status=answer[0], headers=up.config.listing_headers)
     return _json(404, invalid_url_body(request.method, request.path))
@@ -143,6 +151,7 @@ async def _model(
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
     record.prompt_encoded, record.prompt_text_ratio = count.encoded(), count.text_ratio()
+    evaluated = serve(up.config, up.loads, body, record)  # a local server's load and truncation
     model = behavior.response_model or str(body.get("model") or "test-model")
     rng = random.Random(f"{up.config.chunking.seed}:{record.id}")
 
@@ -169,7 +178,7 @@ async def _model(
         return await send_fixed(up, request, record, error_for_status(item, dialect), dialect)
     plan = plan_reply(body, dialect, item.reply or up.config.reply, behavior.encoding)
     usage = Usage(
-        count.total, plan.output_tokens, behavior.cached_prompt_tokens, plan.reasoning_tokens
+        evaluated, plan.output_tokens, behavior.cached_prompt_tokens, plan.reasoning_tokens
     )
     record.output_tokens = plan.output_tokens
     headers = {**_ok_headers(dialect, rid), **item.headers}
@@ -214,7 +223,13 @@ def route_of(method: str, path: str) -> str:
         return "messages"
     if method == "POST" and path.endswith("/responses"):
         return "responses"
-    if path.endswith(("/models", "/model/info", "/api/tags", "/api/show")):
+    if method == "POST" and path == "/api/chat":
+        return "ollama_chat"
+    if method == "POST" and path == "/tokenize":
+        return "tokenize"
+    if path.endswith(("/models", "/model/info", "/api/tags", "/api/show", "/api/ps")):
+        return "models"
+    if path.startswith("/api/v0/models/"):
         return "models"
     if method == "GET" and path.endswith("/key"):
         return "key"
@@ -229,6 +244,8 @@ def _outside_root(up: Upstream, record: RecordedRequest) -> bool:
         return False
     if record.route == "models" and not record.path.endswith("/models"):
         return False  # Ollama's /api/* and LiteLLM's /model/info live at the server's root
+    if up.config.listing == "lmstudio" and record.path.startswith("/api/"):
+        return False  # so do LM Studio's own /api/v0 and /api/v1
     return not record.path.startswith(root.rstrip("/") + "/")
 
 

@@ -38,8 +38,9 @@ from tests.harness.fake_upstream.config import (
     check_scripted,
     from_json,
 )
+from tests.harness.fake_upstream.loading import Loads, loaded_contexts
 from tests.harness.fake_upstream.model import encoding
-from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.records import MODEL_ROUTES, RecordedRequest
 
 HOST = "127.0.0.1"
 
@@ -52,6 +53,7 @@ class Upstream:
         self.initial_config = copy.deepcopy(self.config)
         self.requests: list[RecordedRequest] = []
         self.reasoning_by_call: dict[str, str] = {}  # Responses call id → its reasoning item's id
+        self.loads: Loads = {}  # models a request (re)loaded → their context (loading.py)
         self._queue = [copy.deepcopy(item) for item in self.config.script]
         self._port = port
         self._next_id = 1
@@ -108,16 +110,28 @@ class Upstream:
         self._queue.clear()
 
     def reset(self, config: bool = False) -> None:
-        """Forget recorded requests and the script (and the config changes, if asked)."""
+        """Forget recorded requests, the script and the models requests loaded (and the config
+        changes, if asked)."""
         self.requests.clear()
         self._queue.clear()
+        self.loads.clear()
         if config:
             self.config = copy.deepcopy(self.initial_config)
 
     @property
     def model_requests(self) -> list[RecordedRequest]:
-        """Recorded ``…/chat/completions`` and ``…/messages`` requests."""
-        return [r for r in self.requests if r.route in ("chat", "messages", "responses")]
+        """Recorded model requests (chat, messages, responses, Ollama's /api/chat)."""
+        return [r for r in self.requests if r.route in MODEL_ROUTES]
+
+    @property
+    def truncated_requests(self) -> list[RecordedRequest]:
+        """Model requests whose prompt reached the model silently truncated."""
+        return [r for r in self.model_requests if r.truncated]
+
+    @property
+    def loaded(self) -> dict[str, int]:
+        """The models a local server has loaded → the context each is loaded with."""
+        return loaded_contexts(self.config, self.loads)
 
     @property
     def last(self) -> RecordedRequest:

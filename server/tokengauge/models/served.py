@@ -1,0 +1,93 @@
+"""The window a local server really serves a model with, as its own API last said (DESIGN §1).
+
+Ollama, LM Studio, llama.cpp and vLLM load a model with a window often far below the model's
+native one, and the first two cut a longer prompt without an error. `upstream.served` reads the
+loaded window from each server; `ServedWindows` keeps the last reading per model (in the ledger,
+so a new session starts from it) and says what limits the model's window: the loaded window,
+unless the person set `contextWindow` (theirs wins, and the reading is only compared with it).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import attrs
+
+from tokengauge.ledger.store import Ledger
+from tokengauge.models.catalog import ModelSpec
+
+DOCUMENT: Final = "served-windows"
+
+Kind = Literal["ollama", "lmstudio", "llamacpp", "vllm"]
+LOCAL_KINDS: Final[tuple[Kind, ...]] = ("ollama", "lmstudio", "llamacpp", "vllm")
+
+
+@attrs.frozen
+class Served:
+    """One reading of a server: the window it serves the model with, and where that came from."""
+
+    window: int
+    """The loaded window in the server's tokens (input + output)."""
+    source: str
+    """Where the window came from, in words for the model's tooltip."""
+    loaded: bool = True
+    """The server has the model loaded with this window (False: what it will load it with)."""
+    exact: bool = True
+    """The server said so (False: an assumption, e.g. Ollama's default for small machines)."""
+
+    def to_document(self) -> dict[str, object]:
+        """The reading as JSON."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_document(cls, document: object) -> Served | None:
+        """A reading back from JSON; None for anything else."""
+        if not isinstance(document, dict):
+            return None
+        try:
+            served = cls(**document)
+        except TypeError:
+            return None
+        window = served.window
+        if isinstance(window, bool) or not isinstance(window, int) or window < 2:
+            return None
+        if not isinstance(served.source, str):
+            return None
+        return served
+
+
+class ServedWindows:
+    """The last reading of each model's served window, by model id."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        document = ledger.get_document(DOCUMENT)
+        readings = document.items() if isinstance(document, dict) else []
+        self._served: dict[str, Served] = {
+            str(model_id): served
+            for model_id, raw in readings
+            if (served := Served.from_document(raw)) is not None
+        }
+
+    def get(self, model_id: str) -> Served | None:
+        """The model's last reading, if any."""
+        return self._served.get(model_id)
+
+    def limit(self, model: ModelSpec) -> int | None:
+        """The served window where it limits the model: below its own, and no `contextWindow`
+        set by the person (theirs wins)."""
+        served = self._served.get(model.id)
+        if served is None or model.window_set or served.window >= model.context_window:
+            return None
+        return served.window
+
+    def update(self, model_id: str, served: Served) -> bool:
+        """Keep a new reading; whether the window it reports changed."""
+        before = self._served.get(model_id)
+        if before == served:
+            return False
+        self._served[model_id] = served
+        self.ledger.set_document(
+            DOCUMENT, {key: value.to_document() for key, value in self._served.items()}
+        )
+        return before is None or before.window != served.window
