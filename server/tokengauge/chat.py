@@ -441,7 +441,7 @@ class ChatRunner:
             except HttpStatusError as exc:
                 await self._recover_from_status(chat, attempt, progress, exc)
             except _StreamOverflow as exc:  # before any part: as an HTTP 400 would be
-                self._recover_from_overflow(chat, exc.error, None, exc.body)
+                await self._recover_from_overflow(chat, exc.error, None, exc.body)
             except (ConnectionFailed, StreamStalled) as exc:
                 if progress.parts or not self.retry.tries_left(attempt):
                     raise ChatError("connection", chat.explain(exc), chat.brief(exc)) from None
@@ -458,12 +458,15 @@ class ChatRunner:
         status = self.gauge.conversation_status() if severity != "error" else None
         self.sink.status(status or request_ended(chat.model.name, outcome, severity))
 
-    def _recover_from_overflow(
+    async def _recover_from_overflow(
         self, chat: _Chat, error: ParsedError, status: int | None, body: str
     ) -> None:
-        """Learn from an overflow and fit the request to return and try again, once; else raise
+        """Learn from an overflow (and, for a local server, read again what it has loaded: it may
+        have been reloaded smaller) and fit the request to return and try again, once; else raise
         the `ChatError` a person should see."""
         fitted, taught = self._learn_overflow(chat, error, status, body)
+        if served_kind(chat.model.provider) is not None:
+            await self._read_served(chat.model, chat.api_key, force=True)
         if chat.resized or not (taught or fitted):
             raise ChatError("overflow", _overflow_message(chat, error))
         chat.resized = True
@@ -483,7 +486,7 @@ class ChatRunner:
         if exc.refuses_key or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", chat.explain(exc), chat.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
-            self._recover_from_overflow(chat, error, exc.status, body)
+            await self._recover_from_overflow(chat, error, exc.status, body)
             return
         if error.kind is ErrorKind.OUTPUT_LIMIT and error.limit_tokens and not chat.resized:
             chat.resized, chat.max_tokens = True, min(chat.max_tokens, error.limit_tokens)

@@ -251,13 +251,13 @@ class Gauge:
 
     def apply_served(self, model: ModelSpec, served: Served) -> bool:
         """Keep what the model's local server said it serves it with; True if its window moved
-        (VS Code must ask for the models again). A new window makes the limit an overflow taught
-        of the old one moot."""
+        (VS Code must ask for the models again). A larger window (the model reloaded with more)
+        makes a smaller limit an overflow taught moot."""
         if not self.served.update(model.id, served):
             return False
         learned = self.calibration.learned_limit(model.id)
-        if learned is not None and learned < model.context_window:
-            self.ledger.set_limit(model.id, model.context_window)  # the served window rules now
+        if learned is not None and learned < min(served.window, model.context_window):
+            self.ledger.set_limit(model.id, model.context_window)  # reloaded with more: moot
         log.info(
             "%s: its server serves a %s-token window (%s)",
             model.id,

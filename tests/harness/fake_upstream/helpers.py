@@ -8,6 +8,17 @@ from dataclasses import dataclass
 from typing import Any
 
 USER = "Please summarise the following paragraph about pelicans and their pouches."
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "multiply",
+            "description": "Multiply two numbers.",
+            "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        },
+    }
+]
+"""One tool in the OpenAI shape, for requests that offer tools."""
 
 
 @dataclass(frozen=True)

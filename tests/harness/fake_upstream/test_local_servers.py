@@ -19,20 +19,10 @@ from tests.harness.fake_upstream.config import (
     from_json,
     to_json,
 )
-from tests.harness.fake_upstream.helpers import USER, chat, json_events
+from tests.harness.fake_upstream.helpers import TOOLS, USER, chat, json_events
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "multiply",
-            "description": "Multiply two numbers.",
-            "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
-        },
-    }
-]
 PS_KEYS = {"name", "model", "size", "digest", "details", "expires_at", "size_vram"}
 PS_KEYS |= {"context_length"}
 V0_KEYS = {"id", "object", "type", "publisher", "arch", "compatibility_type", "quantization"}

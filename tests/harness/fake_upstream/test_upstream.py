@@ -24,7 +24,14 @@ from tests.harness.fake_upstream.config import (
     to_json,
 )
 from tests.harness.fake_upstream.faults import cut
-from tests.harness.fake_upstream.helpers import USER, chat, json_events, messages_body, parse_sse
+from tests.harness.fake_upstream.helpers import (
+    TOOLS,
+    USER,
+    chat,
+    json_events,
+    messages_body,
+    parse_sse,
+)
 from tests.harness.fake_upstream.model import documented
 from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream, running_upstream
@@ -33,16 +40,6 @@ from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.counting.encodings import EncodingRegistry
 
 ENC = EncodingRegistry().get("cl100k_base")
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "multiply",
-            "description": "Multiply two numbers.",
-            "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
-        },
-    }
-]
 
 
 async def test_replay_streams_fixture_bytes_in_chunks(
