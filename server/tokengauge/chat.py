@@ -376,6 +376,11 @@ class ChatRunner:
             if served_kind(model.provider) is not None:
                 await self._read_served(model, None, force=True)
 
+    async def settled(self) -> None:
+        """Wait for what the chats left running (the readings of a server after a response)."""
+        while pending := list(self._background):
+            await asyncio.gather(*pending)
+
     def _later(self, work: Awaitable[Any]) -> None:
         """Run `work` in the background (a failure is logged)."""
 

@@ -92,6 +92,11 @@ fit's own prediction, before any usage taught it) cut the prompt without an erro
 counts that much less than the prior (the harshest skew seen is 0.6)."""
 CUT_BELOW_CALIBRATED: Final = 0.75
 """…and this share once usage has taught the fit the model's tokenizer."""
+FULL_WINDOW: Final = 0.97
+CUT_ABOVE_FULL: Final = 1.05
+"""A read of at least `FULL_WINDOW` of the served window, of a request the fit expects to be
+`CUT_ABOVE_FULL` times that or more, was cut to the window (requests are fitted below it, so only
+a cut fills it)."""
 ANCHOR_SECONDS: Final = 600.0
 """How often a server that counts requests itself is asked for an exact count (the first request
 of a model in a session is always counted)."""
@@ -268,14 +273,23 @@ class Gauge:
         return True
 
     def silently_cut(self, model: ModelSpec, estimate: RequestEstimate, usage: Usage) -> bool:
-        """Whether a local server counted the request far below what it comes to: it cut the
-        prompt without an error (Ollama and LM Studio do)."""
-        if served_kind(model.provider) is None or usage.total_input_tokens <= 0:
+        """Whether a local server counted the request far below what it comes to, or read just
+        its whole served window of a request larger than that: it cut the prompt without an
+        error (Ollama and LM Studio do)."""
+        read = usage.total_input_tokens
+        if served_kind(model.provider) is None or read <= 0:
             return False
         fit = self.calibration.fit(model)
         expected = estimate.exact or self.calibration.expected(model, estimate)
         share = CUT_BELOW_CALIBRATED if fit.observations or estimate.exact else CUT_BELOW
-        return usage.total_input_tokens < share * expected
+        if read < share * expected:
+            return True
+        served = self.served.get(model.id)
+        return (
+            served is not None
+            and read >= FULL_WINDOW * served.window
+            and expected > CUT_ABOVE_FULL * read
+        )
 
     def learn_cut(self, model: ModelSpec, usage: Usage, served: Served | None) -> int:
         """A request the server cut: its window is what it says it has loaded when that is

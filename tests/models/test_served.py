@@ -115,6 +115,21 @@ def test_a_prompt_counted_far_below_its_size_was_cut(tmp_path: Path):
     assert not gauge.silently_cut(cloud, gauge.estimate(cloud, MESSAGES, TOOLS), Usage(10, 10))
 
 
+def test_a_read_of_the_whole_served_window_of_a_larger_request_was_cut(tmp_path: Path):
+    """Ollama keeps exactly num_ctx tokens of a longer prompt: a read of 81% is a cut too."""
+    gauge = gauge_for(tmp_path, local())
+    listed(gauge, "qwen3:8b")
+    model = gauge.model("qwen3:8b")
+    estimate = gauge.estimate(model, MESSAGES, TOOLS)
+    expected = gauge.calibration.expected(model, estimate)
+    window = round(expected * 0.81)
+    gauge.apply_served(model, Served(window, "loaded in Ollama (ollama ps)"))
+    assert gauge.silently_cut(model, estimate, Usage(window, 10))
+    assert not gauge.silently_cut(model, estimate, Usage(round(window * 0.9), 10))
+    gauge.apply_served(model, Served(round(expected) + 500, "loaded in Ollama (ollama ps)"))
+    assert not gauge.silently_cut(model, estimate, Usage(round(expected), 10))
+
+
 def test_a_cut_teaches_the_window_the_server_reports_else_what_it_read(tmp_path: Path):
     gauge = gauge_for(tmp_path, local(), local("b:1"))
     listed(gauge, "qwen3:8b", "b:1")

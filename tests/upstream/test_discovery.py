@@ -8,18 +8,43 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.harness.fake_upstream.config import ListedModel, UpstreamConfig
+from tests.harness.fake_upstream.server import running_upstream
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, from_documents, to_documents
 from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings
-from tokengauge.upstream.discovery import litellm_sizes, ollama_context_length, parse_models_list
-from tokengauge.upstream.http import join_url, server_root
+from tokengauge.upstream.discovery import (
+    discover_models,
+    litellm_sizes,
+    ollama_context_length,
+    parse_models_list,
+)
+from tokengauge.upstream.http import Timeouts, join_url, make_client, server_root
 
 
 def test_openrouter_fragment_takes_the_serving_providers_window(wire: Path):
     entry = json.loads((wire / "models-openrouter-v1-models-fragment.json").read_text())
     [model] = parse_models_list({"data": [entry]})
     assert model == DiscoveredModel("qwen/qwen3-coder:free", None, 262_000, 262_000)
+
+
+def test_llama_cpp_lists_its_models_own_window():
+    """A real llama.cpp server's `/v1/models`: `meta.n_ctx_train` is the model's own window."""
+    data = Path(__file__).parents[1] / "data" / "llamacpp" / "v1-models.json"
+    [model] = parse_models_list(json.loads(data.read_text()))
+    assert model.context_window == 8192
+
+
+async def test_lm_studio_gives_each_models_own_window():
+    config = UpstreamConfig(
+        listing="lmstudio", models=[ListedModel(id="qwen3-8b", context_window=131_072)]
+    )
+    async with running_upstream(config) as up:
+        provider = ProviderSettings("lm", preset="lmstudio", base_url=up.base_url + "/v1")
+        async with make_client(Timeouts()) as client:
+            [model] = await discover_models(client, provider, {})
+    assert model.context_window == 131_072
 
 
 def test_ollama_show_fixture(wire: Path):

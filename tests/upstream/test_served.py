@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from tokengauge.models.catalog import resolve_model
 from tokengauge.models.served import Served
-from tokengauge.settings import ProviderSettings
+from tokengauge.settings import ModelSettings, ProviderSettings
+from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.served import (
     LMSTUDIO_DEFAULT,
     OLLAMA_SMALLEST_DEFAULT,
@@ -19,6 +22,7 @@ from tokengauge.upstream.served import (
     modelfile_num_ctx,
     ollama_loaded,
     ollama_served,
+    read_served,
     served_kind,
     vllm_served,
 )
@@ -140,3 +144,40 @@ def test_vllm_max_model_len():
     assert vllm_served(models, "Qwen/Qwen3-8B") == Served(8192, "vLLM's max_model_len")
     assert vllm_served(models, "other") is None
     assert vllm_served({"data": [{"id": "x", "max_model_len": True}]}, "x") is None
+
+
+async def test_lm_studio_without_v0_is_read_from_v1():
+    """LM Studio answers a route it lacks with 200 and an error object: v1 is asked then."""
+    lacking = {"error": "Unexpected endpoint or method. (GET /api/v0/models)"}
+    v1 = {
+        "models": [
+            {
+                "key": "qwen3-8b",
+                "max_context_length": 131072,
+                "loaded_instances": [{"id": "qwen3-8b", "config": {"context_length": 8192}}],
+            }
+        ]
+    }
+
+    async def v0_answer(_: web.Request) -> web.Response:
+        return web.json_response(lacking)
+
+    async def v1_answer(_: web.Request) -> web.Response:
+        return web.json_response(v1)
+
+    app = web.Application()
+    app.router.add_get("/api/v0/models", v0_answer)
+    app.router.add_get("/api/v1/models", v1_answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    provider = ProviderSettings("lm", preset="lmstudio", base_url=f"http://127.0.0.1:{port}/v1")
+    model = resolve_model(ModelSettings("qwen3-8b", "lm", context_window=None), provider)
+    try:
+        async with make_client(Timeouts()) as client:
+            served = await read_served(client, model, {})
+    finally:
+        await runner.cleanup()
+    assert served == Served(8192, "loaded in LM Studio")

@@ -2,11 +2,13 @@
 
 `GET {baseUrl}/models` for every provider, reading the sizes the gateways add (OpenRouter
 `context_length` and `top_provider`, Vercel AI Gateway `context_window`/`max_tokens`,
-LiteLLM-style `max_input_tokens`). Only where the list lacks sizes, and only of the servers that
-have them: Ollama's `/api/show` gives `<arch>.context_length`, a LiteLLM proxy's `/model/info`
-gives `max_input_tokens` (other servers answer those paths with 404s in their logs). Prices where
-the list gives them: OpenRouter's `pricing`, a LiteLLM proxy's `/model/info` costs (both in US
-dollars per token, kept per million tokens as `settings.Pricing`).
+LiteLLM-style `max_input_tokens`, vLLM's `max_model_len`, llama.cpp's `meta.n_ctx_train`). Only
+where the list lacks sizes, and only of the servers that have them: Ollama's `/api/show` gives
+`<arch>.context_length`, LM Studio's `/api/v0/models` `max_context_length`, a LiteLLM proxy's
+`/model/info` gives `max_input_tokens` (other servers answer those paths with 404s in their
+logs). These are the models' own windows; what a local server has loaded is `upstream.served`'s.
+Prices where the list gives them: OpenRouter's `pricing`, a LiteLLM proxy's `/model/info` costs
+(both in US dollars per token, kept per million tokens as `settings.Pricing`).
 `discover_providers` asks every provider of settings with `discover` on, each with its own key;
 a failure is logged and reported in words a person can act on, never raised: discovery only adds
 to configuration, it never blocks a chat.
@@ -111,6 +113,8 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
         return None
     top = entry.get("top_provider")
     top = top if isinstance(top, Mapping) else {}
+    meta = entry.get("meta")
+    meta = meta if isinstance(meta, Mapping) else {}
     # OpenRouter: the model's window can exceed what the serving provider accepts; take the lower.
     window = _smallest(
         entry.get("context_length"),
@@ -118,6 +122,7 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
         entry.get("context_window"),
         entry.get("max_input_tokens"),
         entry.get("max_model_len"),  # vLLM
+        meta.get("n_ctx_train"),  # llama.cpp's own (it serves `n_ctx`: `upstream.served`)
     )
     output = _smallest(
         top.get("max_completion_tokens"), entry.get("max_tokens"), entry.get("max_output_tokens")
@@ -233,6 +238,28 @@ async def _fill_from_litellm(
     ]
 
 
+async def _fill_from_lmstudio(
+    client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
+) -> list[DiscoveredModel]:
+    """LM Studio's `/api/v0/models` gives each model's own window (`max_context_length`)."""
+    try:
+        answer = await get_json(client, "GET", join_url(root, "api/v0/models"), headers=headers)
+    except UpstreamError as exc:
+        log.debug("LM Studio /api/v0/models failed: %s", exc)
+        return models
+    entries = answer.data.get("data") if isinstance(answer.data, Mapping) else None
+    listed = entries if isinstance(entries, list) else []
+    windows = {
+        entry.get("id"): _positive_int(entry.get("max_context_length"))
+        for entry in listed
+        if isinstance(entry, Mapping)
+    }
+    return [
+        attrs.evolve(model, context_window=model.context_window or windows.get(model.id))
+        for model in models
+    ]
+
+
 async def discover_models(
     client: httpx.AsyncClient, provider: ProviderSettings, headers: Mapping[str, str]
 ) -> list[DiscoveredModel]:
@@ -255,6 +282,8 @@ async def discover_models(
         return await _fill_from_ollama(client, root, headers, models)
     if sizing == "litellm" or is_litellm(answer.headers):
         return await _fill_from_litellm(client, root, headers, models)
+    if sizing == "lmstudio":
+        return await _fill_from_lmstudio(client, root, headers, models)
     return models
 
 

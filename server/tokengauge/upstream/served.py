@@ -186,10 +186,13 @@ async def _read(
         return ollama_served(loaded, asked, sent, modelfile)
     if kind == "lmstudio":
         v0 = await _get(client, join_url(root, "api/v0/models"), headers)
-        v1 = None
-        if v0 is None:
-            v1 = await _get(client, join_url(root, "api/v1/models"), headers)
-        return lmstudio_served(v0, v1, model.id)
+        found = lmstudio_served(v0, None, model.id)
+        if found is not None:
+            return found
+        # LM Studio answers a route it lacks with 200 and {"error": …}: ask the newer one.
+        return lmstudio_served(
+            None, await _get(client, join_url(root, "api/v1/models"), headers), model.id
+        )
     if kind == "llamacpp":
         return llamacpp_served(await _get(client, join_url(root, "props"), headers))
     return vllm_served(
