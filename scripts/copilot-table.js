@@ -6,7 +6,8 @@
 // largest request; the true ÷ o200k ratio of the requests' text; how far Copilot's sum of our
 // answers and tokengauge's estimate were from the true size (ratio to true; p50 and the worst
 // under-count, and the estimate's p95 |error| after turn 3); then, for tokengauge, what its recovery
-// ladder removed per rung (tokens and requests), and every failed turn's error.
+// ladder removed per rung (tokens and requests), for the local scenarios (a local server that cuts a
+// prompt over its loaded window without an error) what was cut and caught, and every failed turn's error.
 'use strict';
 const fs = require('fs');
 
@@ -33,7 +34,9 @@ function table(header, rows) {
 }
 
 const runs = process.argv.slice(2).map((file) => JSON.parse(fs.readFileSync(file, 'utf8')));
-const name = (r) => [r.vendor || 'tokengauge', r.scenario || 'standard', String(r.skew), r.toolDocs || 'full'].join(' ');
+const isLocal = (r) => String(r.scenario).startsWith('local');
+const name = (r) => [r.vendor || 'tokengauge', r.scenario || 'standard', String(r.skew), r.toolDocs || 'full',
+    ...(isLocal(r) ? [`loaded ${r.window}`] : [])].join(' ');
 
 table(['run (provider scenario skew toolDocs)', 'tools/request p50 (max)', 'turns ok / failed', 'requests', 'overflows',
     'summarizations', 'fill before each', 'fill before min / median', 'messages before each (k)', 'largest fill',
@@ -71,6 +74,28 @@ if (laddered.length) {
     console.log('');
     table(['run: recovery ladder, tokens removed (requests)', 'in all (trimmedTokens)', ...rungs],
         laddered.map((r) => [name(r), cell(r.ladder.trimmed), ...rungs.map((rung) => cell(r.ladder.rungs[rung]))]));
+}
+
+// The local scenarios: the window the server served, what VS Code was told (maxInputTokens at the
+// start → the end), the largest request, and the requests the server cut: unnoticed (reached the model
+// cut with nothing said) or caught (tokengauge's usage record marked cut).
+const cutRange = (cut) => {
+    if (!cut.length) return '-';
+    const prompts = cut.map((t) => t.prompt);
+    const reads = [...new Set(cut.map((t) => t.read))];
+    return `${cut.length}: ${Math.min(...prompts)}–${Math.max(...prompts)} → ${reads.join('/')}`;
+};
+const local = runs.filter((r) => r.truncated && isLocal(r));
+if (local.length) {
+    console.log('');
+    table(['run: local server', 'served window', 'VS Code told (start → end)', 'largest request', 'cut: unnoticed / caught',
+        'cut requests: true tokens → read', 'summarizations'],
+    local.map((r) => {
+        const caught = Math.min((r.markedCut || []).length, r.truncated.length);
+        return [name(r), (r.served || []).join(' ') || '-', `${r.told.start ?? '-'} → ${r.told.end ?? '-'}`, String(r.largest),
+            `${r.truncated.length - caught} / ${caught}`,
+            cutRange(r.truncated), String(r.summaries.length)];
+    }));
 }
 
 // Copilot's message says "Sorry, your request failed…" first and the provider's error after "Reason:".

@@ -696,16 +696,11 @@ def _cut_message(chat: _Chat, window: int) -> str:
     usage = chat.usage
     evaluated = usage.total_input_tokens if usage is not None else 0
     server = chat.model.provider.id
-    fix = (
-        "ask for more with the model's numCtx setting (or OLLAMA_CONTEXT_LENGTH)"
-        if served_kind(chat.model.provider) == "ollama"
-        else "load the model with a larger context length"
-    )
     return (
         f"{server} cut a request to {chat.model.name} without an error: it read {evaluated:,} "
         f"tokens of about {chat.estimate.total:,}, so that answer missed the start of the "
         f"conversation. Token Gauge now keeps requests within the {window:,} tokens it serves, "
-        f"and Copilot summarizes sooner. For a longer window, {fix}."
+        f"and Copilot summarizes sooner. For a longer window, {_larger_window(chat.model)}."
     )
 
 
@@ -738,5 +733,18 @@ def _cannot_fit_message(chat: _Chat, exc: CannotFit, room: Room) -> str:
         f"{compact(room.least_floor)} tokens for the answer, and it still comes to about "
         f"{compact(estimate.total)} tokens where {compact(exc.target)} fit (the system prompt "
         f"{compact(estimate.system)}{tools}). Start a new chat, turn off tools you do not need "
-        "(Configure Tools in the chat view), or pick a model with a larger window."
+        f"(Configure Tools in the chat view), or {_larger_window(chat.model)}."
     )
+
+
+def _larger_window(model: ModelSpec) -> str:
+    """How a person gets a larger window for the model."""
+    kind = served_kind(model.provider)
+    if kind == "ollama":
+        return (
+            "have Ollama load the model with more context (the model's numCtx setting, or "
+            "OLLAMA_CONTEXT_LENGTH)"
+        )
+    if kind is not None:
+        return "load the model with a larger context length in its server"
+    return "pick a model with a larger window"

@@ -93,10 +93,10 @@ counts that much less than the prior (the harshest skew seen is 0.6)."""
 CUT_BELOW_CALIBRATED: Final = 0.75
 """…and this share once usage has taught the fit the model's tokenizer."""
 FULL_WINDOW: Final = 0.97
-CUT_ABOVE_FULL: Final = 1.05
-"""A read of at least `FULL_WINDOW` of the served window, of a request the fit expects to be
-`CUT_ABOVE_FULL` times that or more, was cut to the window (requests are fitted below it, so only
-a cut fills it)."""
+"""A read of at least this share of the served window, of a request estimated above that window,
+was cut to it: requests are fitted below the window, so only a cut fills it (a conversation that
+grows a turn at a time overflows by a little first). Taken for a cut wrongly, it costs only
+taking the window the server serves."""
 ANCHOR_SECONDS: Final = 600.0
 """How often a server that counts requests itself is asked for an exact count (the first request
 of a model in a session is always counted)."""
@@ -288,7 +288,7 @@ class Gauge:
         return (
             served is not None
             and read >= FULL_WINDOW * served.window
-            and expected > CUT_ABOVE_FULL * read
+            and max(expected, estimate.total) > served.window
         )
 
     def learn_cut(self, model: ModelSpec, usage: Usage, served: Served | None) -> int:

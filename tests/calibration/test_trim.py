@@ -91,6 +91,21 @@ def test_history_goes_in_whole_exchanges_never_the_turn():
     assert apply(messages, TRUNCATOR, {}, units[-1]).messages == [messages[0], *messages[7:]]
 
 
+def test_copilots_context_and_its_summary_never_go_with_the_history():
+    """Copilot gives its environment and the summary of what it compacted away as user messages:
+    the oldest, and the last that should go."""
+    messages = agent_turn(log("a", 30), history=2)
+    environment = Message("user", [TextPart("<environment_info>\nLinux\n</environment_info>")])
+    summary = Message(
+        "user", [TextPart("<conversation-summary>\nAll read.\n</conversation-summary>")]
+    )
+    messages[1:1] = [environment, summary]
+    units = history_units(messages)
+    assert all(1 not in unit and 2 not in unit for unit in units)
+    kept = apply(messages, TRUNCATOR, {}, units[-1]).messages
+    assert kept[:3] == [messages[0], environment, summary]
+
+
 def test_the_turns_own_texts_are_found_and_cut_like_any_other():
     messages = agent_turn(log("a", 30))
     messages[1] = Message(role="user", content=[TextPart(log("pasted", 400)), TextPart("Why?")])

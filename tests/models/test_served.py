@@ -128,6 +128,10 @@ def test_a_read_of_the_whole_served_window_of_a_larger_request_was_cut(tmp_path:
     assert not gauge.silently_cut(model, estimate, Usage(round(window * 0.9), 10))
     gauge.apply_served(model, Served(round(expected) + 500, "loaded in Ollama (ollama ps)"))
     assert not gauge.silently_cut(model, estimate, Usage(round(expected), 10))
+    # A conversation that grows a turn at a time overflows by a little first: 2% over is a cut.
+    over = round(max(expected, estimate.total) / 1.02)
+    gauge.apply_served(model, Served(over, "loaded in Ollama (ollama ps)"))
+    assert gauge.silently_cut(model, estimate, Usage(over, 10))
 
 
 def test_a_cut_teaches_the_window_the_server_reports_else_what_it_read(tmp_path: Path):

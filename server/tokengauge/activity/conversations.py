@@ -36,12 +36,8 @@ from typing import Final
 import attrs
 import cachetools
 
-from tokengauge.activity.record import (
-    MAIN_PROMPT_MARK,
-    SUMMARIZE_MARKS,
-    SUMMARY_MARK,
-    RequestKind,
-)
+from tokengauge.activity.record import MAIN_PROMPT_MARK, SUMMARIZE_MARKS, RequestKind
+from tokengauge.calibration.trim import SUMMARY_MARK
 from tokengauge.messages import (
     STATEFUL_MARKER,
     DataPart,

@@ -28,8 +28,6 @@ SUMMARIZE_MARKS: Final = (
 MAIN_PROMPT_MARK: Final = "AI programming assistant"
 """Words of the system prompt of Copilot's chat and agent requests, not of its helpers' (titles,
 progress messages), which are just as short in ask mode: a system prompt and the user's message."""
-SUMMARY_MARK: Final = "<conversation-summary>"
-"""Copilot's tag around a summary it applied to the history."""
 
 
 @attrs.frozen

@@ -22,6 +22,10 @@ from tokengauge.messages import Message, Part, TextPart, ToolResultPart
 if TYPE_CHECKING:
     import tiktoken
 
+SUMMARY_MARK: Final = "<conversation-summary>"
+"""Copilot's tag around the summary of the history it compacted away."""
+CONTEXT_MARKS: Final = (SUMMARY_MARK, "<environment_info>", "<workspace_info>")
+"""How the user messages begin that Copilot fills with context, not with the conversation."""
 MIN_KEPT_TOKENS: Final = 200
 """A text is never cut below this many tokens."""
 HEAD_SHARE: Final = 0.5
@@ -196,12 +200,15 @@ def _with_text(content: list[Part], path: Path, value: str) -> list[Part]:
 
 def history_units(messages: Sequence[Message]) -> list[frozenset[int]]:
     """What may go, oldest first, each a growing set: whole exchanges (a user message and all
-    that follows it until the next), so tool calls stay with their results and the history still
-    starts with a user message. Never the system prompt, nor the turn's user message (the last
-    user message that is not only tool results) or anything after it.
+    that follows it until the next), so tool calls stay with their results. Never the system
+    prompt, the context Copilot gives as user messages (its environment and workspace, and the
+    summary of what it compacted away: the whole earlier conversation in a few hundred tokens),
+    nor the turn's user message (the last user message that is not only tool results) or
+    anything after it.
     """
     turn = _turn(messages)
-    starts = [i for i in range(turn) if messages[i].role != "system"]
+    kept = {i for i in range(turn) if _is_context(messages[i])}
+    starts = [i for i in range(turn) if i not in kept]
     units: list[frozenset[int]] = []
     gone: set[int] = set()
     for i in starts:
@@ -210,11 +217,21 @@ def history_units(messages: Sequence[Message]) -> list[frozenset[int]]:
         gone.add(i)
         j = i + 1
         while j < turn and not _is_user_turn(messages[j]):
-            if messages[j].role != "system":
+            if j not in kept:
                 gone.add(j)
             j += 1
         units.append(frozenset(gone))
     return units
+
+
+def _is_context(message: Message) -> bool:
+    """The system prompt, or a user message Copilot fills with context (`CONTEXT_MARKS`)."""
+    if message.role == "system":
+        return True
+    if message.role != "user":
+        return False
+    text = "".join(p.value for p in message.content if isinstance(p, TextPart)).lstrip()
+    return any(text.startswith(mark) for mark in CONTEXT_MARKS)
 
 
 def _turn(messages: Sequence[Message]) -> int:

@@ -2,9 +2,10 @@
 // JSON, prose or CJK text, cut to a number of *true* tokens (the test upstream's tokenizer: o200k_base
 // or cl100k_base × skew), and the workspace files the test upstream makes Copilot read with its
 // read_file tool (scripted tool-call rounds, see tests/harness/fake_upstream/model.py `scripted_call`).
-// Three scenarios: `standard` (the kinds in turn), `large` (every third turn from the first a pasted
-// service log of at least 5,000 o200k tokens and 150 lines) and `shifting` (prose and CJK, then code and logs, which
-// the upstream counts at different scales: `scaleRules`).
+// Scenarios: `standard` (the kinds in turn), `large` (every third turn from the first a pasted
+// service log of at least 5,000 o200k tokens and 150 lines), `shifting` (prose and CJK, then code and logs, which
+// the upstream counts at different scales: `scaleRules`), and `local` / `local-set` (the standard
+// kinds and reads, sized for a local server's small loaded window: `SIZES`).
 'use strict';
 const path = require('path');
 
@@ -173,6 +174,14 @@ const SHIFT_READS = [[[], [2], [], [2], [], []], [[0], [], [1], [], [0, 1], []]]
 // Per turn (cycled): the true tokens of the turn's content.
 const TOKENS = [5000, 4200, 5800, 4600, 5400, 4000];
 
+// Each scenario's share of TOKENS and of the FILES' sizes. The local scenarios run against a model a
+// local server has loaded with a small window (scripts/test-copilot.sh: 12K, of which Copilot's own
+// system prompt and its 39 tools, minimal, take 7.1k before the person says anything), so their turns
+// (400–580 true tokens of content) and files (360–480) are what such a window holds beside them, and
+// the conversation still outgrows it within a turn or two.
+const SIZES = { local: { turn: 0.1, file: 0.2 }, 'local-set': { turn: 0.1, file: 0.2 } };
+const SCENARIOS = ['standard', 'large', 'shifting', ...Object.keys(SIZES)];
+
 // How the test upstream counts each kind in the shifting scenario (ModelBehavior.scale_rules, first
 // match wins; patterns as both Python's `re` and JavaScript read them): code and logs at 1.4 of
 // o200k, prose and CJK at 0.9, anything else (Copilot's prompt, summaries) at the run's skew.
@@ -184,8 +193,9 @@ const SHIFTING_RULES = [
     { pattern: '[\u4e00-\u9fff]{8}', scale: 0.9 },
 ];
 
-/** The upstream's scale rules of a scenario (none: one scale for all text). */
+/** The upstream's scale rules of a scenario (none: one scale for all text); throws for an unknown one. */
 function scaleRules(scenario) {
+    if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
     return scenario === 'shifting' ? SHIFTING_RULES : [];
 }
 
@@ -196,13 +206,14 @@ function scaleRules(scenario) {
  */
 class Content {
     constructor(count, skew, workspace, { scenario = 'standard', o200k = count } = {}) {
-        if (!['standard', 'large', 'shifting'].includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
+        if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${scenario}`);
         this.count = count;
         this.skew = skew;
         this.workspace = workspace;
         this.scenario = scenario;
         this.o200k = o200k;
         this.rules = scaleRules(scenario).map((r) => ({ re: new RegExp(r.pattern, 'm'), scale: r.scale }));
+        this.sizes = SIZES[scenario] || { turn: 1, file: 1 };
     }
 
     /** The upstream's true tokens of `text` as one message. */
@@ -238,7 +249,7 @@ class Content {
     /** The workspace files: [{relative, absolute, text, lines}]. */
     files() {
         return FILES.map(([relative, kind, tokens], i) => {
-            const text = this.sized(KINDS[kind][2], 500 + i, tokens);
+            const text = this.sized(KINDS[kind][2], 500 + i, Math.round(tokens * this.sizes.file));
             return { relative, absolute: path.join(this.workspace, relative), text, lines: text.split('\n').length };
         });
     }
@@ -272,7 +283,7 @@ class Content {
             };
         }
         const [lang, ask, make] = KINDS[plan.kind];
-        const content = this.sized(make, 1000 + i, TOKENS[i % TOKENS.length]);
+        const content = this.sized(make, 1000 + i, Math.round(TOKENS[i % TOKENS.length] * this.sizes.turn));
         return {
             kind: plan.kind,
             reads: reads.length,
