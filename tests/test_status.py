@@ -14,6 +14,7 @@ from tokengauge.status import (
     Figures,
     LastConversation,
     compact,
+    cut_note,
     ladder_note,
     ready_status,
     render_status,
@@ -280,3 +281,13 @@ def test_the_ladders_note_is_left_out_of_the_history_again():
     assert without_notes(only).content == [ToolCallPart("c1", "f", {})]
     quoted = Message("user", [TextPart(note + "what does this mean?")])
     assert without_notes(quoted) == quoted  # the person's own words stay
+
+
+def test_the_note_of_a_cut_closes_an_open_code_block_and_leaves_the_history_again():
+    note = cut_note("Qwen3", 8192, 11636, fence_open=True)
+    assert note.startswith("\n```\n\n*Token Gauge: the server read only 8,192 tokens of this")
+    assert "request's 11,636" in note
+    answer = "Here is the fix:\n```python\nx = 1" + note
+    message = Message(role="assistant", content=[TextPart(answer)])
+    assert without_notes(message).content == [TextPart("Here is the fix:\n```python\nx = 1\n```")]
+    assert not cut_note("Qwen3", 8192, 11636).startswith("\n```")

@@ -7,8 +7,8 @@ import { formatCount } from './format';
 
 /** How far our estimate was off the API's count: (estimate − count) ÷ count; null without a count. */
 export function estimateError(r: RequestRow): number | null {
-    if (r.inputTokens === null || r.inputTokens <= 0) {
-        return null;
+    if (r.inputTokens === null || r.inputTokens <= 0 || r.cut) {
+        return null; // a request the server cut: what it read is not what was sent
     }
     return (r.estimatedTokens - r.inputTokens) / r.inputTokens;
 }

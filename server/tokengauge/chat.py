@@ -166,6 +166,18 @@ class _Chat:
     """A "retrying" status was shown: the request's end must replace it with a true one."""
     cut: bool = False
     """The local server cut the prompt without an error (`Gauge.silently_cut`)."""
+    cut_size: int = 0
+    """What the request cut most likely came to (`Gauge.expected_size`)."""
+    fence_open: bool = False
+    """The answer's text so far leaves a code block open (a note must close it first)."""
+    text_tail: str = ""
+    """The answer's last two characters (a fence may be split between deltas)."""
+
+    def track_fences(self, text: str) -> None:
+        """Follow whether the answer's text leaves a code block (```) open."""
+        joined = self.text_tail + text
+        self.fence_open ^= joined.count("```") % 2 == 1
+        self.text_tail = joined[-2:]
 
     def redact(self, text: str) -> str:
         """`text` without the API key in it."""
@@ -369,11 +381,11 @@ class ChatRunner:
             self.sink.calibration_changed(model.id)
         return served
 
-    async def read_all_served(self) -> None:
-        """Read every local model's served window (a new session: models may have been loaded
-        or reloaded since the last)."""
+    async def read_all_served(self, provider_id: str | None = None) -> None:
+        """Read every local model's served window (of one provider, if named): a new session,
+        or models just listed, may have been loaded or reloaded since the last reading."""
         for model in list(self.gauge.catalog):
-            if served_kind(model.provider) is not None:
+            if served_kind(model.provider) is not None and provider_id in (None, model.provider.id):
                 await self._read_served(model, None, force=True)
 
     async def settled(self) -> None:
@@ -403,6 +415,8 @@ class ChatRunner:
         window = self.gauge.learn_cut(model, usage, served)
         self.sink.models_changed()
         self.sink.calibration_changed(model.id)
+        server = model.provider.id
+        self.sink.status(request_ended(model.name, f"prompt cut by {server}", "warning"))
         if model.id in self._told_cut:
             return
         self._told_cut.add(model.id)
@@ -550,8 +564,10 @@ class ChatRunner:
             if isinstance(event, ToolCall):
                 chat.calls.append(event.call_id)
                 chat.called.add(event.name)
-            elif isinstance(event, TextDelta) and len(chat.answer_head) < ANSWER_HEAD:
-                chat.answer_head += event.value
+            elif isinstance(event, TextDelta):
+                chat.track_fences(event.value)
+                if len(chat.answer_head) < ANSWER_HEAD:
+                    chat.answer_head += event.value
         elif isinstance(event, Usage):
             progress.usage = event
         elif isinstance(event, Finish):
@@ -589,7 +605,9 @@ class ChatRunner:
                 usage.total_input_tokens,
                 estimate.total,
             )
-            self.sink.part(params.request_id, TextPart(cut_note(model.name, usage, estimate)))
+            size = chat.cut_size = self.gauge.expected_size(model, estimate)
+            note = cut_note(model.name, usage.total_input_tokens, size, chat.fence_open)
+            self.sink.part(params.request_id, TextPart(note))
             conversation = self._log(chat, "answered")
             prompt = self.gauge.client_prompt(model, estimate.total)  # what was really sent
         else:
@@ -696,9 +714,10 @@ def _cut_message(chat: _Chat, window: int) -> str:
     usage = chat.usage
     evaluated = usage.total_input_tokens if usage is not None else 0
     server = chat.model.provider.id
+    size = chat.cut_size
     return (
         f"{server} cut a request to {chat.model.name} without an error: it read {evaluated:,} "
-        f"tokens of about {chat.estimate.total:,}, so that answer missed the start of the "
+        f"tokens of about {size:,}, so that answer missed the start of the "
         f"conversation. Token Gauge now keeps requests within the {window:,} tokens it serves, "
         f"and Copilot summarizes sooner. For a longer window, {_larger_window(chat.model)}."
     )

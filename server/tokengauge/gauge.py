@@ -280,7 +280,7 @@ class Gauge:
         if served_kind(model.provider) is None or read <= 0:
             return False
         fit = self.calibration.fit(model)
-        expected = estimate.exact or self.calibration.expected(model, estimate)
+        expected = self.expected_size(model, estimate)
         share = CUT_BELOW_CALIBRATED if fit.observations or estimate.exact else CUT_BELOW
         if read < share * expected:
             return True
@@ -290,6 +290,11 @@ class Gauge:
             and read >= FULL_WINDOW * served.window
             and max(expected, estimate.total) > served.window
         )
+
+    def expected_size(self, model: ModelSpec, estimate: RequestEstimate) -> int:
+        """What the request most likely came to: the server's count, else the fit's, without
+        the margin estimates carry."""
+        return estimate.exact or round(self.calibration.expected(model, estimate))
 
     def learn_cut(self, model: ModelSpec, usage: Usage, served: Served | None) -> int:
         """A request the server cut: its window is what it says it has loaded when that is
@@ -421,7 +426,7 @@ class Gauge:
             listed = compact(model.context_window)
             if limit == self.context_sizes.limit(model):
                 shown += f" (picked in the model's options; {listed} listed)"
-            elif limit == self.served.limit(model) and served is not None:
+            elif served is not None and limit == served.window:  # read, or learned from a cut
                 shown += f" ({served.source}; the model's own is {listed})"
             else:
                 shown += f" (smaller than the {listed} listed: the provider's errors showed it)"

@@ -22,7 +22,7 @@ import attrs
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import Fitted
 from tokengauge.cost import format_usd
-from tokengauge.messages import Message, TextPart, Usage
+from tokengauge.messages import Message, TextPart
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
 
@@ -34,8 +34,9 @@ ICON: Final = "$(pulse)"
 NAMED_MODELS: Final = 8
 """Models named in the tooltip before any request; the others are counted."""
 NOTE_START: Final = "*Token Gauge: "
-"""How the note of what the recovery ladder cut begins an answer."""
-NOTE: Final = re.compile(re.escape(NOTE_START) + r"[^\n]*\*\n\n")
+"""How Token Gauge's notes begin: what the recovery ladder cut (at an answer's start), what a
+server cut (at its end, after a blank line)."""
+NOTE: Final = re.compile(r"(?:\n\n)?" + re.escape(NOTE_START) + r"[^\n]*\*\n\n")
 
 
 def compact(n: int) -> str:
@@ -238,12 +239,14 @@ def ladder_note(model_name: str, fitted: Fitted) -> str:
     )
 
 
-def cut_note(model_name: str, usage: Usage, estimate: RequestEstimate) -> str:
-    """The line that ends an answer the server gave to a prompt it cut without an error."""
+def cut_note(model_name: str, read: int, size: int, fence_open: bool = False) -> str:
+    """The line that ends an answer the server gave to a prompt of about `size` tokens it cut to
+    `read` without an error (after closing the answer's open code block, if it left one)."""
+    fence = "\n```" if fence_open else ""
     return (
-        f"\n\n{NOTE_START}the server read only {usage.total_input_tokens:,} tokens of this "
-        f"request's {estimate.total:,}: it cut the start of the conversation, so {model_name} "
-        "answered without it. Requests are now kept within the window it really serves.*\n\n"
+        f"{fence}\n\n{NOTE_START}the server read only {read:,} tokens of this request's "
+        f"{size:,}: it cut the start of the conversation, so {model_name} answered without it. "
+        "Requests are now kept within the window it really serves.*\n\n"
     )
 
 
@@ -264,7 +267,7 @@ def without_notes(message: Message) -> Message:
 def request_ended(model_name: str, outcome: str, severity: Severity) -> Status:
     """The status of a request that ended with no usage to show (it failed, or was cancelled
     while waiting to retry): what became of it, in a few words such as `rate limited (429)`."""
-    icon = "$(error)" if severity == "error" else "$(pulse)"
+    icon = {"error": "$(error)", "warning": "$(warning)"}.get(severity, "$(pulse)")
     return Status(
         text=f"{icon} {model_name}: {outcome}",
         tooltip=f"**{model_name}** — last request: {outcome}",

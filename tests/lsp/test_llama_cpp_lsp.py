@@ -76,7 +76,7 @@ async def test_each_slots_window_is_offered_and_the_first_request_is_exact(clien
     await chat(client, turn(40))
     info = await model_info(client)
     assert info["contextWindow"] == SLOT
-    assert "llama.cpp's n_ctx per slot (2 slots share the server's context)" in info["tooltip"]
+    assert "llama.cpp's n_ctx per slot, 2 slots sharing the server's context" in info["tooltip"]
     assert info["maxInputTokens"] + info["maxOutputTokens"] <= SLOT
     [first] = await records(client)
     # The server's own count before sending: the estimate is the count it then reported.
@@ -99,6 +99,6 @@ async def test_its_real_overflow_error_teaches_the_window_and_the_turn_still_ans
     assert text.startswith("*Token Gauge: this request did not fit")
     info = await model_info(client)
     assert info["contextWindow"] == SLOT
-    assert "the provider's errors showed it" in info["tooltip"]
+    assert "llama.cpp's n_ctx per slot" in info["tooltip"]
     rows = await records(client)
     assert rows[-1]["outcome"] == "answered" and rows[-1]["inputTokens"] < SLOT

@@ -122,7 +122,7 @@ async def test_ollama_not_loaded_is_sized_small_then_as_it_loaded(client: Langua
     [first] = up.model_requests
     assert "options" not in first.json  # nothing asked: Ollama loads it as it would
     info = await window_becomes(client, LOADED)  # read from /api/ps once it loaded
-    assert "loaded in Ollama (ollama ps)" in info["tooltip"] and "own is 131k" in info["tooltip"]
+    assert "loaded in Ollama, per ollama ps" in info["tooltip"] and "own is 131k" in info["tooltip"]
     assert info["maxInputTokens"] + info["maxOutputTokens"] <= LOADED
     await chat(client, turn(20))
     assert up.model_requests[-1].json["options"] == {"num_ctx": LOADED}  # what it has: no reload

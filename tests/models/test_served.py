@@ -43,21 +43,21 @@ def test_the_loaded_window_is_offered_and_its_source_told(tmp_path: Path):
     gauge = gauge_for(tmp_path, local(context_window=None, max_output_tokens=4096))
     model = gauge.model("qwen3:8b")
     model_window = model.context_window
-    assert gauge.apply_served(model, Served(8192, "loaded in Ollama (ollama ps)"))
+    assert gauge.apply_served(model, Served(8192, "loaded in Ollama, per ollama ps"))
     info = gauge.model_info(model)
     assert info.context_window == 8192
     assert info.max_input_tokens + info.max_output_tokens <= 8192
-    assert "loaded in Ollama (ollama ps)" in info.tooltip
+    assert "loaded in Ollama, per ollama ps" in info.tooltip
     assert f"the model's own is {round(model_window / 1000)}k" in info.tooltip
     # The same reading again changes nothing; a new one moves the window.
-    assert not gauge.apply_served(model, Served(8192, "loaded in Ollama (ollama ps)"))
-    assert gauge.apply_served(model, Served(32768, "loaded in Ollama (ollama ps)"))
+    assert not gauge.apply_served(model, Served(8192, "loaded in Ollama, per ollama ps"))
+    assert gauge.apply_served(model, Served(32768, "loaded in Ollama, per ollama ps"))
     assert gauge.model_info(model).context_window == 32768
 
 
 def test_the_reading_survives_a_new_session(tmp_path: Path):
     gauge = gauge_for(tmp_path, local())
-    gauge.apply_served(gauge.model("qwen3:8b"), Served(8192, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(gauge.model("qwen3:8b"), Served(8192, "loaded in Ollama, per ollama ps"))
     gauge.ledger.close()
     again = gauge_for(tmp_path, local())
     assert again.model_info(again.model("qwen3:8b")).context_window == 8192
@@ -66,12 +66,12 @@ def test_the_reading_survives_a_new_session(tmp_path: Path):
 def test_a_context_window_set_wins_and_a_smaller_loaded_one_is_warned_about(tmp_path: Path):
     gauge = gauge_for(tmp_path, local(context_window=32768), local("big:1", context_window=8192))
     smaller = gauge.model("qwen3:8b")
-    gauge.apply_served(smaller, Served(4096, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(smaller, Served(4096, "loaded in Ollama, per ollama ps"))
     info = gauge.model_info(smaller)
     assert info.context_window == 32768
     assert "⚠ The server has it loaded with only 4.1k tokens" in info.tooltip
     larger = gauge.model("big:1")
-    gauge.apply_served(larger, Served(16384, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(larger, Served(16384, "loaded in Ollama, per ollama ps"))
     info = gauge.model_info(larger)
     assert info.context_window == 8192
     assert "⚠" not in info.tooltip and "loaded with 16.4k tokens" in info.tooltip
@@ -83,7 +83,7 @@ def test_ollama_is_asked_for_the_picked_size_else_the_setting_else_what_it_loade
     assert gauge.num_ctx(model) is None  # nothing said yet: nothing asked
     gauge.apply_served(model, Served(4096, "Ollama's default (assumed)", loaded=False, exact=False))
     assert gauge.num_ctx(model) is None  # an assumption is never asked for
-    gauge.apply_served(model, Served(32768, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(model, Served(32768, "loaded in Ollama, per ollama ps"))
     assert gauge.num_ctx(model) == 32768  # what it has: nothing reloads
     gauge.choose_context_size(model, 65536)
     assert gauge.num_ctx(model) == 65536
@@ -98,7 +98,7 @@ def test_a_new_served_window_replaces_the_limit_an_overflow_taught(tmp_path: Pat
     model = gauge.model("qwen3:8b")
     gauge.ledger.set_limit(model.id, 4000)
     assert gauge.model_info(model).context_window == 4000
-    gauge.apply_served(model, Served(16384, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(model, Served(16384, "loaded in Ollama, per ollama ps"))
     assert gauge.model_info(model).context_window == 16384
 
 
@@ -123,14 +123,14 @@ def test_a_read_of_the_whole_served_window_of_a_larger_request_was_cut(tmp_path:
     estimate = gauge.estimate(model, MESSAGES, TOOLS)
     expected = gauge.calibration.expected(model, estimate)
     window = round(expected * 0.81)
-    gauge.apply_served(model, Served(window, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(model, Served(window, "loaded in Ollama, per ollama ps"))
     assert gauge.silently_cut(model, estimate, Usage(window, 10))
     assert not gauge.silently_cut(model, estimate, Usage(round(window * 0.9), 10))
-    gauge.apply_served(model, Served(round(expected) + 500, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(model, Served(round(expected) + 500, "loaded in Ollama, per ollama ps"))
     assert not gauge.silently_cut(model, estimate, Usage(round(expected), 10))
     # A conversation that grows a turn at a time overflows by a little first: 2% over is a cut.
     over = round(max(expected, estimate.total) / 1.02)
-    gauge.apply_served(model, Served(over, "loaded in Ollama (ollama ps)"))
+    gauge.apply_served(model, Served(over, "loaded in Ollama, per ollama ps"))
     assert gauge.silently_cut(model, estimate, Usage(over, 10))
 
 
@@ -139,7 +139,7 @@ def test_a_cut_teaches_the_window_the_server_reports_else_what_it_read(tmp_path:
     listed(gauge, "qwen3:8b", "b:1")
     model = gauge.model("qwen3:8b")
     read = Usage(2050, 100)
-    assert gauge.learn_cut(model, read, Served(4096, "loaded in Ollama (ollama ps)")) == 4096
+    assert gauge.learn_cut(model, read, Served(4096, "loaded in Ollama, per ollama ps")) == 4096
     assert gauge.model_info(model).context_window == 4096
     other = gauge.model("b:1")
     assert gauge.learn_cut(other, read, None) == 2150

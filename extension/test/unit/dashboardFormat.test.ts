@@ -85,6 +85,7 @@ void test('says what happened to a request, every part that applies', () => {
     assert.equal(whatHappenedText(request({ toolDocsSaved: 8823 })), '8,823 tokens of tool docs saved');
     assert.equal(whatHappenedText(request({ cut: true, inputTokens: 2050, estimatedTokens: 7900 })), 'cut by the server (read 2,050 of 7,900)');
     assert.deepEqual(whatHappened(request({ cut: true })).map((p) => p.tone), ['bad']);
+    assert.equal(estimateError(request({ cut: true, inputTokens: 8192, estimatedTokens: 16751 })), null);
     assert.equal(whatHappenedText(request({ outcome: 'cancelled' })), 'cancelled');
     assert.equal(whatHappenedText(request({ outcome: 'cancelled', error: 'cancelled by the user' })), 'cancelled by the user');
     assert.deepEqual(whatHappened(request({ outcome: 'failed', error: '<b>x</b>' })), [{ text: 'failed: <b>x</b>', tone: 'bad' }]);

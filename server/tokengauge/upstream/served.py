@@ -96,12 +96,12 @@ def ollama_served(
     if asked is not None and not (sent == asked and loaded is not None) and loaded != asked:
         return Served(asked, f"num_ctx {asked:,} asked of Ollama", loaded=False)
     if loaded is not None:
-        return Served(loaded, "loaded in Ollama (ollama ps)")
+        return Served(loaded, "loaded in Ollama, per ollama ps")
     if modelfile is not None:
-        return Served(modelfile, "its Modelfile's num_ctx (not loaded yet)", loaded=False)
+        return Served(modelfile, "its Modelfile's num_ctx, not loaded yet", loaded=False)
     return Served(
         OLLAMA_SMALLEST_DEFAULT,
-        "Ollama's default below 24 GiB of VRAM (not loaded yet; assumed)",
+        "Ollama's default below 24 GiB of VRAM, assumed: not loaded yet",
         loaded=False,
         exact=False,
     )
@@ -128,7 +128,7 @@ def lmstudio_served(v0: Any, v1: Any, model_id: str) -> Served | None:
 def _lmstudio_default(native: int | None) -> Served:
     window = min(LMSTUDIO_DEFAULT, native or LMSTUDIO_DEFAULT)
     return Served(
-        window, "LM Studio's default load (not loaded yet; assumed)", loaded=False, exact=False
+        window, "LM Studio's default load, assumed: not loaded yet", loaded=False, exact=False
     )
 
 
@@ -139,7 +139,7 @@ def llamacpp_served(props: Any) -> Served | None:
     if window is None:
         return None
     slots = _count(props.get("total_slots"))
-    split = f" ({slots} slots share the server's context)" if slots else ""
+    split = f", {slots} slots sharing the server's context" if slots else ""
     return Served(window, f"llama.cpp's n_ctx per slot{split}")
 
 
