@@ -27,8 +27,9 @@ npm run --silent build || exit 1
 
 WORK=$(mktemp -d /tmp/tg-ext-test.XXXXXX)
 SHOTS=${TG_SCREENSHOTS:-$WORK/shots}  # the ui suite's screenshots
-# Its listings speak Ollama's API (/api/tags, /api/show), for the discovered provider below.
-UPSTREAM_CONFIG='{"listing": "ollama", "models": [{"id": "qwen2.5-coder:7b", "context_window": 40960, "architecture": "qwen2"}]}'
+# Its listings speak Ollama's API (/api/tags, /api/show, /api/ps: the model loaded with its whole
+# window), for the discovered provider below.
+UPSTREAM_CONFIG='{"listing": "ollama", "models": [{"id": "qwen2.5-coder:7b", "context_window": 40960, "architecture": "qwen2", "loaded_context": 40960}]}'
 "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
 UPSTREAM_PID=$!
 trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT

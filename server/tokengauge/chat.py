@@ -77,7 +77,7 @@ from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import redact
 from tokengauge.upstream.retry import RetryPolicy
-from tokengauge.upstream.served import read_served, served_kind
+from tokengauge.upstream.served import load_in_ollama, read_served, served_kind
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
@@ -339,6 +339,12 @@ class ChatRunner:
         if served_kind(model.provider) is None:
             return
         await self._read_served(model, chat.api_key)
+        served = self.gauge.served.get(model.id)
+        if served_kind(model.provider) == "ollama" and (served is None or not served.loaded):
+            headers = provider_headers(model.provider, chat.api_key)
+            await load_in_ollama(self.client, model, headers, self.gauge.asked_num_ctx(model))
+            self.gauge.num_ctx_sent(model, self.gauge.asked_num_ctx(model))
+            await self._read_served(model, chat.api_key, force=True)
         num_ctx = self.gauge.num_ctx(model)
         if num_ctx is not None:
             asked = chat.options.extra.get("options")
@@ -381,12 +387,14 @@ class ChatRunner:
             self.sink.calibration_changed(model.id)
         return served
 
-    async def read_all_served(self, provider_id: str | None = None) -> None:
-        """Read every local model's served window (of one provider, if named): a new session,
-        or models just listed, may have been loaded or reloaded since the last reading."""
+    async def read_all_served(
+        self, provider_id: str | None = None, api_key: str | None = None
+    ) -> None:
+        """Read every local model's served window (of one provider, if named, with its key): a
+        new session, or models just listed, may have been loaded or reloaded since."""
         for model in list(self.gauge.catalog):
             if served_kind(model.provider) is not None and provider_id in (None, model.provider.id):
-                await self._read_served(model, None, force=True)
+                await self._read_served(model, api_key, force=True)
 
     async def settled(self) -> None:
         """Wait for what the chats left running (the readings of a server after a response)."""

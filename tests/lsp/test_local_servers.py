@@ -116,17 +116,21 @@ OLLAMA = ("ollama", {}, {})
 
 
 @pytest.mark.parametrize("client", [OLLAMA], indirect=True)
-async def test_ollama_not_loaded_is_sized_small_then_as_it_loaded(client: LanguageClient):
+async def test_ollama_loads_the_model_first_and_sizes_requests_to_what_it_loaded(
+    client: LanguageClient,
+):
     up = upstream_of(client)
+    assumed = await window_becomes(client, 4096)  # read as it was listed: not loaded yet
+    assert "assumed" in assumed["tooltip"]
     await chat(client, turn(20))
-    [first] = up.model_requests
-    assert "options" not in first.json  # nothing asked: Ollama loads it as it would
-    info = await window_becomes(client, LOADED)  # read from /api/ps once it loaded
+    load, first = up.model_requests
+    assert load.route == "ollama_chat" and load.json["messages"] == []  # loads it, as Ollama does
+    assert "options" not in load.json  # nothing asked: Ollama loads it as it would
+    assert first.json["options"] == {"num_ctx": LOADED}  # what it has: no reload
+    assert first.load is None and first.served_window == LOADED
+    info = await window_becomes(client, LOADED)  # read from /api/ps before the request
     assert "loaded in Ollama, per ollama ps" in info["tooltip"] and "own is 131k" in info["tooltip"]
     assert info["maxInputTokens"] + info["maxOutputTokens"] <= LOADED
-    await chat(client, turn(20))
-    assert up.model_requests[-1].json["options"] == {"num_ctx": LOADED}  # what it has: no reload
-    assert up.model_requests[-1].load is None
     # A conversation that outgrew the loaded window is fitted to it, never cut by the server.
     parts = await chat(client, turn(6000))
     assert up.model_requests[-1].served_window == LOADED
@@ -134,13 +138,15 @@ async def test_ollama_not_loaded_is_sized_small_then_as_it_loaded(client: Langua
     assert up.model_requests[-1].prompt_tokens <= LOADED
     assert text_of(parts).startswith("*Token Gauge: this request did not fit")
     assert up.truncated_requests == []
+    assert len(up.model_requests) == 3  # loaded once
 
 
 @pytest.mark.parametrize("client", [("ollama", {}, {"numCtx": 16384})], indirect=True)
 async def test_ollama_is_asked_for_the_window_set_and_offers_it(client: LanguageClient):
     up = upstream_of(client)
     await chat(client, turn(20))
-    assert up.model_requests[0].json["options"] == {"num_ctx": 16384}
+    load, first = up.model_requests
+    assert load.json["options"] == first.json["options"] == {"num_ctx": 16384}
     assert up.loaded[MODEL] == 16384
     info = await window_becomes(client, 16384)
     assert "ollama" in info["tooltip"].lower()

@@ -170,12 +170,13 @@ class TokenGaugeServer(LanguageServer):
         self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
         self.read_served()
 
-    def read_served(self, provider_id: str | None = None) -> None:
-        """Read in the background what the local servers (of one provider, if named) have loaded
-        their models with; VS Code hears of a window that moved (`modelsChanged`)."""
+    def read_served(self, provider_id: str | None = None, api_key: str | None = None) -> None:
+        """Read in the background what the local servers (of one provider, if named, with its
+        key) have loaded their models with; VS Code hears of a window that moved."""
         if self._gauge is None or not self._gauge.has_local_models():
             return
-        task = asyncio.get_running_loop().create_task(self.chats.read_all_served(provider_id))
+        reading = self.chats.read_all_served(provider_id, api_key)
+        task = asyncio.get_running_loop().create_task(reading)
         self._background.add(task)
         task.add_done_callback(self._background_done)
 
@@ -359,7 +360,7 @@ def create_server() -> TokenGaugeServer:
         for listing in listings:
             if listing.models is not None:
                 changed |= ls.gauge.apply_discovery(listing.provider_id, listing.models)
-                ls.read_served(listing.provider_id)
+                ls.read_served(listing.provider_id, keys.get(listing.provider_id))
         if changed:
             ls.send_models_changed()
         reports = [
@@ -384,7 +385,7 @@ def create_server() -> TokenGaugeServer:
         listing = await list_provider(ls.chats.client, provider, request.api_key)
         if listing.models is not None:  # no modelsChanged: VS Code is asking for them already
             ls.gauge.apply_discovery(provider.id, listing.models)
-            ls.read_served(provider.id)
+            ls.read_served(provider.id, request.api_key)
         models = [ls.gauge.model_info(m) for m in ls.gauge.catalog if m.provider.id == provider.id]
         return unstructure(AddProviderResult(provider.id, models, listing.error))
 

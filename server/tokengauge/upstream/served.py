@@ -3,7 +3,8 @@
 - Ollama: `GET /api/ps` lists the loaded models with the `context_length` allocated; a model not
   loaded will be loaded with the `num_ctx` tokengauge asks for, else its Modelfile's `num_ctx`
   (`POST /api/show` `parameters`), else Ollama's default, taken as the smallest it picks (4,096,
-  below 24 GiB of VRAM) since the machine's is unknown here;
+  below 24 GiB of VRAM) since the machine's is unknown here; before a chat sends to a model not
+  loaded, `load_in_ollama` loads it (as that request would) so the window is read, not assumed;
 - LM Studio: `GET /api/v0/models` gives `loaded_context_length` for a loaded model (else
   `/api/v1/models`' `loaded_instances[].config.context_length`); one not loaded is loaded with
   the loader's default, taken as 4,096;
@@ -198,6 +199,19 @@ async def _read(
     return vllm_served(
         await _get(client, join_url(model.provider.base_url, "models"), headers), model.id
     )
+
+
+async def load_in_ollama(
+    client: httpx.AsyncClient, model: ModelSpec, headers: Mapping[str, str], num_ctx: int | None
+) -> None:
+    """Have Ollama load the model (a chat without messages loads it, as its first request would,
+    with `num_ctx` if one is asked for): what it then serves is known before the first request is
+    sized, not assumed. A failure is logged: the request itself will say what is wrong."""
+    body: dict[str, Any] = {"model": model.id, "messages": [], "stream": False}
+    if num_ctx is not None:
+        body["options"] = {"num_ctx": num_ctx}
+    url = join_url(server_root(model.provider.base_url), "api/chat")
+    await _get(client, url, headers, body)
 
 
 async def read_served(

@@ -45,6 +45,17 @@ async def answer(up: Upstream, request: web.Request, record: RecordedRequest) ->
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
     evaluated = serve(up.config, up.loads, body, record)
+    if not body.get("messages"):  # an empty chat loads the model, as Ollama documents
+        loaded = {"role": "assistant", "content": ""}
+        return web.json_response(
+            {
+                "model": model,
+                "created_at": CREATED_AT,
+                "message": loaded,
+                "done_reason": "load",
+                "done": True,
+            }
+        )
     reply = (item.reply if item else None) or up.config.reply
     plan = plan_reply(body, "openai", reply, behavior.encoding)
     record.output_tokens = plan.output_tokens

@@ -64,7 +64,8 @@ describe('tokengauge in VS Code', function () {
         }
         assert.deepStrictEqual(listed.map((m) => m.id).sort(), ['gpt-4o', 'local-small', 'qwen2.5-coder:7b']);
         const qwen = listed.find((m) => m.id === 'qwen2.5-coder:7b');
-        // The window /api/show reported (not the 32,768 fallback), less the usual output reservation.
+        // The window /api/show reported (not the 32,768 fallback; Ollama has it loaded whole, as
+        // /api/ps says), less the usual output reservation.
         const expected = cliCount('qwen2.5-coder:7b', 'x', '--context-window', '40960').maxInputTokens;
         assert.strictEqual(qwen.maxInputTokens, expected);
     });
