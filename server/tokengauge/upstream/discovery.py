@@ -32,7 +32,7 @@ from tokengauge.settings import Pricing, ProviderSettings
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain
-from tokengauge.upstream.http import get_json, join_url, server_root, timeouts_of
+from tokengauge.upstream.http import get_json, join_url, json_or_none, server_root, timeouts_of
 from tokengauge.upstream.presets import preset_of
 from tokengauge.upstream.redact import redact
 
@@ -200,18 +200,9 @@ async def _fill_from_ollama(
         if model.context_window is not None:
             return model
         async with gate:
-            try:
-                show = await get_json(
-                    client,
-                    "POST",
-                    join_url(root, "api/show"),
-                    body={"model": model.id},
-                    headers=headers,
-                )
-            except UpstreamError as exc:
-                log.debug("ollama /api/show %s failed: %s", model.id, exc)
-                return model
-        return attrs.evolve(model, context_window=ollama_context_length(show.data))
+            url = join_url(root, "api/show")
+            show = await json_or_none(client, url, headers=headers, body={"model": model.id})
+        return attrs.evolve(model, context_window=ollama_context_length(show))
 
     return list(await asyncio.gather(*(fill(model) for model in models)))
 
@@ -219,12 +210,7 @@ async def _fill_from_ollama(
 async def _fill_from_litellm(
     client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
 ) -> list[DiscoveredModel]:
-    try:
-        answer = await get_json(client, "GET", join_url(root, "model/info"), headers=headers)
-    except UpstreamError as exc:
-        log.debug("LiteLLM /model/info failed: %s", exc)
-        return models
-    sizes = litellm_sizes(answer.data)
+    sizes = litellm_sizes(await json_or_none(client, join_url(root, "model/info"), headers=headers))
     return [
         attrs.evolve(
             model,
@@ -242,12 +228,8 @@ async def _fill_from_lmstudio(
     client: httpx.AsyncClient, root: str, headers: Mapping[str, str], models: list[DiscoveredModel]
 ) -> list[DiscoveredModel]:
     """LM Studio's `/api/v0/models` gives each model's own window (`max_context_length`)."""
-    try:
-        answer = await get_json(client, "GET", join_url(root, "api/v0/models"), headers=headers)
-    except UpstreamError as exc:
-        log.debug("LM Studio /api/v0/models failed: %s", exc)
-        return models
-    entries = answer.data.get("data") if isinstance(answer.data, Mapping) else None
+    listing = await json_or_none(client, join_url(root, "api/v0/models"), headers=headers)
+    entries = listing.get("data") if isinstance(listing, Mapping) else None
     listed = entries if isinstance(entries, list) else []
     windows = {
         entry.get("id"): _positive_int(entry.get("max_context_length"))

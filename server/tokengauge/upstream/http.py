@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Final
@@ -29,6 +30,7 @@ from httpx_sse import ServerSentEvent, SSEError
 
 from tokengauge import jsontext
 from tokengauge.counting.text import LONE_SURROGATE
+from tokengauge.messages import InvalidInput
 from tokengauge.upstream.errors import (
     ConnectionFailed,
     HttpStatusError,
@@ -45,6 +47,8 @@ from tokengauge.upstream.response_body import (
     read_whole,
 )
 from tokengauge.upstream.sse import Progress, aiter_events
+
+log = logging.getLogger(__name__)
 
 DRAIN_SECONDS: Final = 0.5
 MAX_REDIRECTS: Final = 5
@@ -206,6 +210,21 @@ class JsonAnswer:
 
     data: Any
     headers: httpx.Headers
+
+
+async def json_or_none(
+    client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str], body: Any = None
+) -> Any:
+    """A JSON answer's data (a POST of `body` when there is one), or None, logged, when the
+    server cannot give one: for readings that only add to what is known (model sizes, what a
+    local server has loaded) and never block a chat."""
+    method = "GET" if body is None else "POST"
+    try:
+        answer = await get_json_retried(client, method, url, headers=headers, body=body)
+    except (UpstreamError, InvalidInput) as exc:
+        log.debug("%s %s failed: %s", method, url, exc)
+        return None
+    return answer.data
 
 
 async def get_json_retried(

@@ -26,12 +26,10 @@ from typing import Any, Final
 
 import httpx
 
-from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.served import LOCAL_KINDS, Kind, Served
 from tokengauge.settings import ProviderSettings
-from tokengauge.upstream.errors import UpstreamError
-from tokengauge.upstream.http import get_json_retried, join_url, server_root
+from tokengauge.upstream.http import join_url, json_or_none, server_root
 from tokengauge.upstream.presets import preset_of
 
 log = logging.getLogger(__name__)
@@ -153,19 +151,6 @@ def vllm_served(models: Any, model_id: str) -> Served | None:
     return None
 
 
-async def _get(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Any = None
-) -> Any:
-    """A JSON answer, or None (logged) when the server cannot give one."""
-    try:
-        method = "GET" if body is None else "POST"
-        answer = await get_json_retried(client, method, url, headers=headers, body=body)
-    except (UpstreamError, InvalidInput) as exc:
-        log.debug("reading %s failed: %s", url, exc)
-        return None
-    return answer.data
-
-
 async def _read(
     client: httpx.AsyncClient,
     kind: Kind,
@@ -176,28 +161,33 @@ async def _read(
 ) -> Served | None:
     root = server_root(model.provider.base_url)
     if kind == "ollama":
-        ps = await _get(client, join_url(root, "api/ps"), headers)
+        ps = await json_or_none(client, join_url(root, "api/ps"), headers=headers)
         if ps is None:
             return None
         loaded = ollama_loaded(ps, model.id)
         modelfile = None
         if loaded is None and asked is None:
-            show = await _get(client, join_url(root, "api/show"), headers, {"model": model.id})
+            show = await json_or_none(
+                client, join_url(root, "api/show"), headers=headers, body={"model": model.id}
+            )
             modelfile = modelfile_num_ctx(show)
         return ollama_served(loaded, asked, sent, modelfile)
     if kind == "lmstudio":
-        v0 = await _get(client, join_url(root, "api/v0/models"), headers)
+        v0 = await json_or_none(client, join_url(root, "api/v0/models"), headers=headers)
         found = lmstudio_served(v0, None, model.id)
         if found is not None:
             return found
         # LM Studio answers a route it lacks with 200 and {"error": …}: ask the newer one.
         return lmstudio_served(
-            None, await _get(client, join_url(root, "api/v1/models"), headers), model.id
+            None,
+            await json_or_none(client, join_url(root, "api/v1/models"), headers=headers),
+            model.id,
         )
     if kind == "llamacpp":
-        return llamacpp_served(await _get(client, join_url(root, "props"), headers))
+        return llamacpp_served(await json_or_none(client, join_url(root, "props"), headers=headers))
     return vllm_served(
-        await _get(client, join_url(model.provider.base_url, "models"), headers), model.id
+        await json_or_none(client, join_url(model.provider.base_url, "models"), headers=headers),
+        model.id,
     )
 
 
@@ -211,7 +201,7 @@ async def load_in_ollama(
     if num_ctx is not None:
         body["options"] = {"num_ctx": num_ctx}
     url = join_url(server_root(model.provider.base_url), "api/chat")
-    await _get(client, url, headers, body)
+    await json_or_none(client, url, headers=headers, body=body)
 
 
 async def read_served(
