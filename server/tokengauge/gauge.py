@@ -336,9 +336,7 @@ class Gauge:
             return
         estimate = self.estimate(model, messages, tools, given)
         usage = Usage(input_tokens=count, output_tokens=0, total_input_tokens=count)
-        copilot = self.copilot_view.messages(messages)
-        whole = copilot + self.copilot_view.tools(given)
-        self.calibration.record_usage(model, estimate, usage, copilot, whole)
+        self._learn_usage(model, estimate, usage, messages, given)
         self._exact[model.id] = (request_key(messages, tools), count)
         log.info(
             "%s: its server counts the request at %d tokens (we had %d)",
@@ -581,9 +579,7 @@ class Gauge:
         the tools in full, when the request sent a reduced form."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
-        copilot = self.copilot_view.messages(params.messages)
-        whole = copilot + self.copilot_view.tools(given or params.tools)
-        self.calibration.record_usage(model, estimate, params.usage, copilot, whole)
+        self._learn_usage(model, estimate, params.usage, params.messages, given or params.tools)
         cost = request_cost(params.usage, model.pricing)
         used, output = params.usage.total_input_tokens, params.usage.output_tokens
         self.latest = LastRequest(model.id, estimate, used, output, cost)
@@ -602,6 +598,20 @@ class Gauge:
             models_changed=moved,
             client_prompt=self.client_prompt(model, params.usage.total_input_tokens),
         )
+
+    def _learn_usage(
+        self,
+        model: ModelSpec,
+        estimate: RequestEstimate,
+        usage: Usage,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+    ) -> None:
+        """Calibration learns a request's count, with Copilot's own count of its messages and of
+        the whole request (`tools`: in full, as Copilot counts them)."""
+        copilot = self.copilot_view.messages(messages)
+        whole = copilot + self.copilot_view.tools(tools)
+        self.calibration.record_usage(model, estimate, usage, copilot, whole)
 
     def record_error(
         self,
