@@ -49,7 +49,7 @@ def test_copilots_helper_requests_do_not_move_the_status(tmp_path: Path):
         report(gauge, messages, tools, tokens)
         return gauge.status().text
 
-    assert shown(AGENT, TOOLS, 900).startswith("$(pulse) 900 / 128k")
+    assert shown(AGENT, TOOLS, 900).startswith("$(pulse) 900 / 112k")
     # A chat title: no tools, two messages. A lone question without tools: one message.
     assert shown([system("You write short titles."), user("title please")], [], 60).startswith(
         "$(pulse) 900 /"
@@ -82,20 +82,21 @@ def test_no_history_says_how_many_models_are_ready(tmp_path: Path):
     assert gauge.status().text == "$(pulse) 2 models ready"
 
 
-def test_the_window_is_the_one_vs_code_shows(tmp_path: Path):
+def test_the_status_shows_the_share_of_the_input_budget(tmp_path: Path):
     gauge = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
     report(gauge, AGENT, TOOLS, 100_000, model="claude-sonnet-4-5")
     info = next(m for m in gauge.models() if m.id == "claude-sonnet-4-5")
     window = info.context_window  # in true tokens, where VS Code is told Copilot's units
     true_budget = gauge.max_input_tokens(gauge.model("claude-sonnet-4-5"))
     status = gauge.status()
-    assert status.text == f"$(pulse) 100k / {compact(window)} · {round(100_000 / window * 100)}%"
-    budget = f"of the input budget ({compact(true_budget)}): "
-    assert f"100k {budget}{round(100_000 / true_budget * 100)}%" in status.tooltip
-    # 100k is 50% of the 200k window but 54% of the 184k budget: severity follows the budget.
+    share = round(100_000 / true_budget * 100)
+    assert status.text == f"$(pulse) 100k / {compact(true_budget)} · {share}%"
+    assert f"100k of the model's window ({compact(window)} = " in status.tooltip
+    assert f"{round(100_000 / window * 100)}%" in status.tooltip
+    # 100k is 50% of the 200k window but 54% of the 184k budget: text and colour say the budget's.
     assert status.severity == "info"
     report(gauge, AGENT, TOOLS, 140_000, model="claude-sonnet-4-5")
-    assert gauge.status().text.endswith("· 70%")
+    assert gauge.status().text.endswith(f"· {round(140_000 / true_budget * 100)}%")
     assert gauge.status().severity == "warning"  # 76% of the budget
 
 
@@ -123,7 +124,7 @@ def test_a_new_session_starts_from_the_last_conversation(tmp_path: Path):
 
     second = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
     status = second.status()
-    assert status.text.startswith("$(pulse) 18.4k / 200k · 9%")
+    assert status.text.startswith("$(pulse) 18.4k / 184k · 10%")
     assert status.tooltip.startswith("**Claude Sonnet 4.5** — last request (in an earlier session)")
     assert "| output | 10 |" in status.tooltip
     second.ledger.close()
@@ -211,7 +212,7 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
     assert gauge.max_input_tokens(model) < 200_000 and small.max_input_tokens < 200_000
     assert small.max_input_tokens < full.max_input_tokens
     report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
-    assert gauge.status().text == "$(pulse) 100k / 200k · 50%"
+    assert gauge.status().text == "$(pulse) 100k / 184k · 54%"
     # A new session keeps the pick; picking the whole window again drops it.
     later = Gauge(settings, Ledger(tmp_path / "ledger"))
     assert later.models()[0].context_window == 200_000

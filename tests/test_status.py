@@ -78,21 +78,40 @@ def test_severity_thresholds(fill: float, severity: str) -> None:
 def test_severity_follows_the_input_budget_not_the_window(
     used: int, max_input: int, severity: str
 ) -> None:
-    # The window is twice the budget: the text's percentage is half the budget's fill.
+    # The window is twice the budget: the window's share would be half of it.
     status = render_status(Figures("m", used, max_input, 2 * max_input))
     assert status.severity == severity
 
 
-def test_text_is_the_used_tokens_over_the_window_vs_code_shows() -> None:
-    # maxInputTokens 28.7k + maxOutputTokens 4.3k: VS Code's widget shows a 33k window.
+@pytest.mark.parametrize(
+    ("used", "severity"),
+    [
+        pytest.param(68, "info", id="68%"),
+        pytest.param(744, "info", id="74.4%-shown-74"),
+        pytest.param(746, "warning", id="74.6%-shown-75"),
+        pytest.param(83, "warning", id="83%"),
+        pytest.param(896, "error", id="89.6%-shown-90"),
+    ],
+)
+def test_the_colour_speaks_of_the_share_the_text_shows(used: int, severity: str) -> None:
+    # A budget of 100 (or 1,000) in a window of 120 (1,200): a yellow 68% or a red 83% would
+    # be the window's share coloured by the budget's.
+    budget = 1000 if used > 100 else 100
+    status = render_status(Figures("m", used, budget, budget * 6 // 5))
+    assert status.text.endswith(f" / {compact(budget)} · {round(used / budget * 100)}%")
+    assert status.severity == severity
+
+
+def test_text_is_the_used_tokens_over_the_input_budget() -> None:
+    # maxInputTokens 28.7k + maxOutputTokens 4.3k: a 33k window, a 28.7k input budget.
     status = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000))
     assert isinstance(status, Status)
-    assert status.text == "$(pulse) 18.4k / 33k · 56%"
+    assert status.text == "$(pulse) 18.4k / 28.7k · 64%"
     assert status.severity == "info"
 
 
 @pytest.mark.parametrize(
-    ("used", "window", "text"),
+    ("used", "budget", "text"),
     [
         pytest.param(0, 111_616, "$(pulse) 0 / 112k · 0%", id="empty"),
         pytest.param(950, 1000, "$(pulse) 950 / 1k · 95%", id="small"),
@@ -100,8 +119,8 @@ def test_text_is_the_used_tokens_over_the_window_vs_code_shows() -> None:
         pytest.param(150_000, 100_000, "$(pulse) 150k / 100k · 150%", id="over"),
     ],
 )
-def test_render_status_text_table(used: int, window: int, text: str) -> None:
-    assert render_status(Figures("m", used, window // 2, window)).text == text
+def test_render_status_text_table(used: int, budget: int, text: str) -> None:
+    assert render_status(Figures("m", used, budget, budget * 2)).text == text
 
 
 def test_tooltip_labels_both_figures() -> None:
@@ -119,7 +138,7 @@ def test_tooltip_of_an_earlier_session() -> None:
     status = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512), earlier=True)
     assert status.tooltip.startswith("**GPT-4o** — last request (in an earlier session)\n")
     assert "| output | 512 |" in status.tooltip
-    assert status.text == "$(pulse) 18.4k / 33k · 56%"
+    assert status.text == "$(pulse) 18.4k / 28.7k · 64%"
 
 
 def test_tooltip_rows_per_category() -> None:
@@ -164,6 +183,10 @@ def test_tooltip_rows_per_category() -> None:
         "tool definitions 1.100  " in lines
     )
     assert "Overhead the API adds: 4.2 tokens per message, 3.0 per request" in lines
+    # Folded away, one click from sight: the last paragraph, in a closed <details>.
+    folded = tooltip[tooltip.rindex("\n\n<details>") :]
+    assert folded.startswith("\n\n<details><summary>Calibration</summary>\n\n")
+    assert "Correction factors" in folded and folded.endswith("</details>")
     assert "1.000" not in tooltip
     assert "tiktoken" not in tooltip
     # A well-formed markdown table: a header, its separator, then only table rows, then a blank
@@ -192,7 +215,7 @@ def test_tooltip_rows_per_category() -> None:
             "info",
             id="many",
         ),
-        pytest.param([], "$(pulse) no models", "Token Gauge: Add Provider", "warning", id="none"),
+        pytest.param([], "$(pulse) no models", "Add Models…", "warning", id="none"),
     ],
 )
 def test_ready_status(names: list[str], text: str, in_tooltip: str, severity: str) -> None:

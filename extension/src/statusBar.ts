@@ -31,7 +31,10 @@ export class StatusBar implements vscode.Disposable {
     update(status: ServerStatus): void {
         this.last = status;
         this.item.text = status.text;
-        this.item.tooltip = new vscode.MarkdownString(status.tooltip);
+        const tooltip = new vscode.MarkdownString(status.tooltip);
+        // The server folds the calibration's details away in a <details> element.
+        tooltip.supportHtml = true;
+        this.item.tooltip = tooltip;
         this.item.backgroundColor = BACKGROUND[status.severity];
         this.render();
     }

@@ -1,14 +1,14 @@
 """The status-bar text, tooltip and severity: the last conversation request of a model.
 
-Text like `$(pulse) 18.4k / 33k · 56%`: the input tokens of the last request over the model's
-window, both in true tokens (VS Code is told them in Copilot's units: `calibration.declared`).
-Severity follows the true input budget (the window less the output kept for the answer):
+Text like `$(pulse) 18.4k / 28.7k · 64%`: the input tokens of the last request over the model's
+input budget (the window less the output kept for the answer), both in true tokens (VS Code is
+told them in Copilot's units: `calibration.declared`); its severity follows the same share:
 `warning` at 75%, `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels
-both figures and gives the breakdown, the request's cost and today's for the model (where prices
-are known), the tokens a reduced tool documentation saved (`toolDocs`), and the correction
-factors in use, as the log prints them. Before any request the status names the number of models
-ready. The last conversation request outlives the server as a ledger document
-(`LAST_CONVERSATION`), so a new session starts from it.
+the shares of the budget and of the window and gives the breakdown, the request's cost and
+today's for the model (where prices are known), the tokens a reduced tool documentation saved
+(`toolDocs`), and, folded away, the correction factors in use, as the log prints them. Before
+any request the status names the number of models ready. The last conversation request
+outlives the server as a ledger document (`LAST_CONVERSATION`), so a new session starts from it.
 """
 
 from __future__ import annotations
@@ -136,8 +136,8 @@ def render_status(
     correction factors `ratios` (those in use now) when known; `earlier`: the request was made
     in an earlier session (read from the ledger)."""
     used, window, max_input = figures.used, figures.window, figures.max_input
-    fill = used / max_input if max_input > 0 else 1.0
-    text = f"{ICON} {compact(used)} / {compact(window)} · {percent(used, window)}%"
+    share = percent(used, max_input)
+    text = f"{ICON} {compact(used)} / {compact(max_input)} · {share}%"
     when = "last request (in an earlier session)" if earlier else "last request"
     rows = [f"**{figures.model_name}** — {when}", "", "| | tokens |", "|---|---:|"]
     if estimate is not None:
@@ -164,10 +164,9 @@ def render_status(
         rows.append(f"| cost | {format_usd(figures.cost_usd)} |")
     paragraphs = [
         "\n".join(rows),
+        f"{compact(used)} of the input budget ({compact(max_input)}): {share}%  \n"
         f"{compact(used)} of the model's window ({compact(window)} = {compact(max_input)} input "
-        f"+ {compact(window - max_input)} output): {percent(used, window)}%  \n"
-        f"{compact(used)} of the input budget ({compact(max_input)}): "
-        f"{percent(used, max_input)}%",
+        f"+ {compact(window - max_input)} output): {percent(used, window)}%",
     ]
     costs = [
         f"{label}: {format_usd(amount)}"
@@ -186,14 +185,18 @@ def render_status(
             f"{max(figures.tool_docs_total, estimate.tools_saved):,} in total (the usage history)"
         )
     if ratios is not None:
+        # Folded away: the calibration's internals, for those who want them (the extension's
+        # tooltip renders this HTML).
         paragraphs.append(
+            "<details><summary>Calibration</summary>\n\n"
             "Correction factors (measured ÷ estimated): "
             f"text {ratios['text']:.3f}, CJK text {ratios['cjk']:.3f}, "
             f"tool definitions {ratios['tools']:.3f}  \n"
             f"Overhead the API adds: {ratios['message']:.1f} tokens per message, "
-            f"{ratios['fixed']:.1f} per request"
+            f"{ratios['fixed']:.1f} per request\n\n</details>"
         )
-    return Status(text=text, tooltip="\n\n".join(paragraphs), severity=severity_for(fill))
+    # The colour speaks of the share the text shows, as rounded there.
+    return Status(text=text, tooltip="\n\n".join(paragraphs), severity=severity_for(share / 100))
 
 
 def ready_status(model_names: list[str]) -> Status:
@@ -202,8 +205,9 @@ def ready_status(model_names: list[str]) -> Status:
     if count == 0:
         return Status(
             text=f"{ICON} no models",
-            tooltip="Token Gauge has no models yet: run 'Token Gauge: Add Provider', or list "
-            "them in the `tokenGauge.models` setting.",
+            tooltip="Token Gauge has no models yet. Add a provider with your API key: "
+            "**Chat: Manage Language Models** → **Add Models…** → **Token Gauge**, or run "
+            "**Token Gauge: Add Provider** to keep it in settings.json.",
             severity="warning",
         )
     ready = f"{count} model{'s' if count != 1 else ''} ready"
@@ -213,8 +217,8 @@ def ready_status(model_names: list[str]) -> Status:
     return Status(
         text=f"{ICON} {ready}",
         tooltip=f"Token Gauge: {ready} ({named}).\n\n"
-        "After the first answer in a chat, this shows how much of the model's window the "
-        "conversation uses.",
+        "After the first answer in a chat, this shows how much of the model's input budget "
+        "the conversation uses.",
         severity="info",
     )
 

@@ -95,6 +95,17 @@ async def test_a_manage_models_provider_is_listed_with_its_key(tmp_path: Path):
         assert KEY not in logged(client)
 
 
+async def test_the_status_counts_the_models_a_manage_models_provider_added(tmp_path: Path):
+    async with running_upstream(UpstreamConfig(listing="openrouter", models=LISTED)) as up:
+        entry = {"id": "My Router", "preset": "openrouter", "baseUrl": up.url("/api/v1")}
+        async with server(tmp_path) as (client, log):
+            await call(client, "tokenGauge/addProvider", {"provider": entry, "apiKey": KEY})
+    # Sent before the answer: the status bar no longer says "no models" once VS Code lists them.
+    assert log.statuses[-1]["text"] == "$(pulse) 1 model ready"
+    assert log.statuses[-1]["severity"] == "info"
+    assert "Acme Coder" in log.statuses[-1]["tooltip"]
+
+
 async def test_a_listing_that_fails_says_why_and_keeps_what_was_listed(tmp_path: Path):
     async with running_upstream(UpstreamConfig(listing="vercel", models=LISTED)) as up:
         entry = {"id": "gateway", "preset": "openai-compatible", "baseUrl": up.url("/v1")}

@@ -169,8 +169,8 @@ async def test_record_usage_sends_status_and_counts_follow_actuals(client: Langu
     pushed = await asyncio.wait_for(calibration, 10)
     assert pushed.modelId == "gpt-4o" and pushed.epoch == result["epoch"]
     shown = await asyncio.wait_for(status, 10)
-    # The window VS Code shows: maxInputTokens 111,616 + maxOutputTokens 16,384.
-    assert shown.text == f"$(pulse) {compact(actual)} / 128k · {round(actual / 128_000 * 100)}%"
+    # The input budget: maxInputTokens 111,616 (of a 128k window with 16,384 for output).
+    assert shown.text == f"$(pulse) {compact(actual)} / 112k · {round(actual / 111_616 * 100)}%"
     assert shown.severity == "info"
     assert f"| **input, as the API counted it** | **{actual:,}** |" in shown.tooltip
     assert f"of the input budget (112k): {round(actual / 111_616 * 100)}%" in shown.tooltip
@@ -335,8 +335,8 @@ async def test_the_first_status_comes_from_the_ledger(tmp_path: Path):
     assert await first_status(options) == {
         "text": "$(pulse) 3 models ready",
         "tooltip": "Token Gauge: 3 models ready (GPT-4o, Claude Sonnet 4.5, Local Small).\n\n"
-        "After the first answer in a chat, this shows how much of the model's window the "
-        "conversation uses.",
+        "After the first answer in a chat, this shows how much of the model's input budget "
+        "the conversation uses.",
         "severity": "info",
     }
     async with running_server(options) as client:
@@ -347,7 +347,7 @@ async def test_the_first_status_comes_from_the_ledger(tmp_path: Path):
             await call(client, "tokenGauge/recordUsage", params)
     # The next session opens on the conversation (the title request after it does not count).
     shown = await first_status(options)
-    assert shown["text"] == "$(pulse) 18.4k / 200k · 9%"
+    assert shown["text"] == "$(pulse) 18.4k / 184k · 10%"
     assert shown["tooltip"].startswith(
         "**Claude Sonnet 4.5** — last request (in an earlier session)"
     )

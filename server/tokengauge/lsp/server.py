@@ -363,6 +363,7 @@ def create_server() -> TokenGaugeServer:
                 ls.read_served(listing.provider_id, keys.get(listing.provider_id))
         if changed:
             ls.send_models_changed()
+            ls.send_status()  # before any request, it counts the models ready
         reports = [
             ProviderDiscovery(
                 listing.provider_id,
@@ -387,6 +388,7 @@ def create_server() -> TokenGaugeServer:
             ls.gauge.apply_discovery(provider.id, listing.models)
             ls.read_served(provider.id, request.api_key)
         models = [ls.gauge.model_info(m) for m in ls.gauge.catalog if m.provider.id == provider.id]
+        ls.send_status()  # before any request, it counts the models ready
         return unstructure(AddProviderResult(provider.id, models, listing.error))
 
     @server.feature(protocol.CHECK_KEY)

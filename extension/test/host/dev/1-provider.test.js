@@ -144,10 +144,10 @@ describe('tokengauge in VS Code', function () {
         const trueInput = requests[requests.length - 1].prompt_tokens;
         const usage = await api.usage();
         assert.strictEqual(usage.latest.inputTokens, trueInput);
-        // Against the window as Copilot's context widget has it: input budget + output, GPT-4o's 128k.
-        const window = 128000;
-        const percent = Math.round((trueInput / window) * 100);
-        assert.strictEqual(api.statusText(), `$(pulse) ${trueInput} / 128k · ${percent}%`);
+        // Against GPT-4o's input budget (its 128k window less the 16,384 tokens kept for output).
+        const budget = 111616;
+        const percent = Math.round((trueInput / budget) * 100);
+        assert.strictEqual(api.statusText(), `$(pulse) ${trueInput} / 112k · ${percent}%`);
     });
 
     it('keeps working after the Python server is killed', async () => {
