@@ -75,7 +75,7 @@ from tokengauge.upstream.exact_count import count_request
 from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
-from tokengauge.upstream.redact import redact
+from tokengauge.upstream.redact import provider_secrets, redact
 from tokengauge.upstream.retry import RetryPolicy
 from tokengauge.upstream.served import load_in_ollama, read_served, served_kind
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
@@ -180,16 +180,15 @@ class _Chat:
         self.text_tail = joined[-2:]
 
     def redact(self, text: str) -> str:
-        """`text` without the API key in it."""
-        return redact(text, self.api_key)
+        """`text` without the API key or another of the provider's credentials in it."""
+        return redact(text, *provider_secrets(self.model.provider, self.api_key))
 
     def explain(self, failure: UpstreamError, said: str | None = None) -> str:
         """What went wrong and what to do, without the key."""
         provider = self.model.provider
-        text = explain(
-            provider, self.url, failure, model=self.model.id, said=said, key_sent=bool(self.api_key)
+        return explain(
+            provider, self.url, failure, model=self.model.id, said=said, key=self.api_key
         )
-        return self.redact(text)
 
     def brief(self, failure: UpstreamError) -> str:
         """The failure in a few words."""
@@ -588,7 +587,7 @@ class ChatRunner:
                     raise _StreamOverflow(error, body)
                 self._learn_overflow(chat, error, None, body)
                 raise ChatError("overflow", _overflow_message(chat, error))
-            message = chat.redact(midstream(chat.model.provider, chat.url, event.message))
+            message = midstream(chat.model.provider, chat.url, event.message, chat.api_key)
             raise ChatError(error.kind.value, message, "error mid-response")
 
     def _finish(self, chat: _Chat, progress: _Attempt) -> ChatResult:

@@ -6,10 +6,14 @@ import io
 import logging
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from lsprotocol.types import LogMessageParams, MessageType
 
 from tokengauge.lsp import logs
+from tokengauge.upstream.errors import UpstreamError
+from tokengauge.upstream.http import get_json
+from tokengauge.upstream.redact import REDACTED
 
 
 class Sink:
@@ -119,3 +123,31 @@ def test_after_the_connection_ends_stderr_again(stderr: io.StringIO):
     LOG.info("again")
     assert [m.message for m in sink.messages] == ["again"]
     assert sum(isinstance(h, logs.ClientLogHandler) for h in logging.getLogger().handlers) == 1
+
+
+async def test_no_line_shows_a_credential_a_request_carried(stderr: io.StringIO):
+    """Whoever logs it (tokengauge at debug, httpx's own error, a traceback), the line goes out
+    without the credentials of the requests built so far or anything that looks like one."""
+    gateway, password, query = "gw-9f8e7d6c5b4a", "pw-0a1b2c3d4e5f", "qk-5e4d3c2b1a0f"
+    url = f"http://me:{password}@127.0.0.1:9/v1/models?api-key={query}"
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(UpstreamError):
+            await get_json(client, "GET", url, headers={"X-Gateway-Key": gateway})
+    lines = [
+        ("tokengauge.chat", logging.DEBUG, "POST %s with %s", (url, gateway)),
+        ("httpx", logging.ERROR, "HTTP Request: GET %s failed", (url,)),
+    ]
+    sink = Sink()
+    for attached in (False, True):
+        if attached:
+            logs.forward_to_client(sink)
+        for name, level, text, args in lines:
+            logging.getLogger(name).log(level, text, *args)
+        try:
+            raise RuntimeError(f"gateway {gateway} said no")
+        except RuntimeError:
+            logging.getLogger("tokengauge").critical("crashed", exc_info=True)
+    out = stderr.getvalue() + "\n".join(m.message for m in sink.messages)
+    assert out.count(f"POST http://{REDACTED}@127.0.0.1:9/v1/models?api-key={REDACTED}") == 2
+    assert "httpx: HTTP Request: GET http://" in out and "gateway [redacted] said no" in out
+    assert not [secret for secret in (gateway, password, query) if secret in out]

@@ -14,6 +14,7 @@ upstream's records prove the key really was sent.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import re
@@ -36,6 +37,7 @@ from tests.harness.fake_upstream.records import RecordedRequest
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import call, initialize, plain, spawned
 from tests.lsp.chat_helpers import chat_options, conversation
+from tokengauge.upstream.redact import REDACTED
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
@@ -105,8 +107,9 @@ class Session:
             **extra,
         }
 
-    def leaks(self) -> dict[str, list[str]]:
-        """Every place in the session's output where the key shows up."""
+    def leaks(self, secret: str | None = None) -> dict[str, list[str]]:
+        """Every place in the session's output where `secret` (by default the key) shows up."""
+        secret = secret or self.key
         found: dict[str, list[str]] = {}
         places: list[tuple[str, str]] = [
             *((f"transcript[{i}]", text) for i, text in enumerate(self.transcript)),
@@ -120,7 +123,7 @@ class Session:
             *(("error", f"{e.code} {e.message} {json.dumps(plain(e.data))}") for e in self.errors),
         ]
         for where, text in places:
-            if hits(self.key, text):
+            if hits(secret, text):
                 found.setdefault(where, []).append(text)
         return found
 
@@ -640,3 +643,140 @@ async def test_a_key_no_header_can_carry_is_invalid_params(tmp_path: Path, capfd
         assert (await s.call("tokenGauge/chat", ok))["finishReason"] == "stop"
     stderr = capfd.readouterr().err
     assert {**s.leaks(), **stderr_leaks(key, stderr)} == {}
+
+
+# Credentials other than the API key: a provider's own headers, a URL's user information and
+# secret query parameters.
+
+
+class Credentials:
+    """Fresh canaries for every kind of credential a provider's settings can hold."""
+
+    def __init__(self) -> None:
+        self.key = canary()
+        self.gateway_key = canary("gw-key-")
+        self.cookie = canary("cookie-")
+        self.custom = canary("custom-")  # a header no name marks as secret
+        self.bearer = canary("bearer-")
+        self.proxy = canary("proxy-")
+        self.password = canary("pw-")
+        self.query_key = canary("qk-")
+        self.query_token = canary("qt-")
+        self.closed_password = canary("pw2-")
+        self.closed_key = canary("qk2-")
+
+    def all(self) -> dict[str, str]:
+        return {name: value for name, value in vars(self).items()}
+
+    def providers(self, up: Upstream) -> list[dict[str, Any]]:
+        host = f"127.0.0.1:{up.port}"
+        return [
+            {
+                "id": "gw",
+                "dialect": "openai",
+                "baseUrl": f"http://gw-user:{self.password}@{host}/v1?api-key={self.query_key}",
+                "headers": {
+                    "X-Gateway-Key": self.gateway_key,
+                    "Cookie": f"session={self.cookie}",
+                    "X-Route": self.custom,
+                    "X-Title": "Token Gauge tests",
+                },
+            },
+            {
+                "id": "gw-auth",
+                "dialect": "anthropic",
+                "baseUrl": f"http://{host}?token={self.query_token}",
+                "headers": {
+                    "Authorization": f"Bearer {self.bearer}",
+                    "Proxy-Authorization": f"Basic {self.proxy}",
+                },
+            },
+            {
+                "id": "gw-closed",
+                "dialect": "openai",
+                "baseUrl": f"http://u:{self.closed_password}@127.0.0.1:9/v1?key={self.closed_key}",
+                "headers": {"X-Api-Key": self.gateway_key},
+            },
+        ]
+
+
+def echo(creds: Credentials, up: Upstream, provider: str) -> str:
+    """A message naming every credential of `provider`, as a careless gateway might write one."""
+    if provider == "gw-auth":
+        return f"denied: {creds.bearer} via {creds.proxy} at ?token={creds.query_token}"
+    return (
+        f"denied for key {creds.gateway_key} (cookie session={creds.cookie}, route {creds.custom})"
+        f" at http://gw-user:{creds.password}@127.0.0.1:{up.port}/v1?api-key={creds.query_key}"
+    )
+
+
+async def test_header_and_url_credentials_reach_the_api_and_nothing_else(tmp_path: Path, capfd):
+    """A provider's headers, a password in its base URL and a key in its query string go to the
+    API, and into no error, log line (at debug), notification or stderr, whatever failed: 4xx and
+    5xx answers that echo them, a refused connection, a redirect elsewhere, a listing, a key
+    check."""
+    creds = Credentials()
+    async with running_upstream(UpstreamConfig()) as up:
+        options = chat_options(str(tmp_path / "storage"), up.base_url)
+        options["providers"] = creds.providers(up)
+        options["models"] = [
+            {"id": "gpt-4o", "provider": "gw", "name": "GPT-4o (gateway)"},
+            {"id": "claude-sonnet-4-5", "provider": "gw-auth", "contextWindow": 200_000},
+            {"id": "gpt-4o-mini", "provider": "gw-closed", "contextWindow": 128_000},
+        ]
+        async with session(options, creds.key) as s:
+            for model_id in ("gpt-4o", "claude-sonnet-4-5"):
+                assert (await s.call("tokenGauge/chat", s.chat_params(model_id)))["usage"]
+            said, said_auth = echo(creds, up, "gw"), echo(creds, up, "gw-auth")
+            up.script(
+                Scripted(body=openai_error(said, "invalid_api_key"), status=401),
+                Scripted(body=anthropic_error("invalid_request_error", said_auth), status=400),
+                Scripted(body=openai_error(said), status=500, times=3),
+                Scripted(body=said_auth, status=502, times=3),  # not JSON
+                faults.redirect(f"http://x:{creds.password}@127.0.0.2:{up.port}/v1?key={said}"),
+                Scripted(body=openai_midstream({"message": said, "code": 502})),
+            )
+            models = ["gpt-4o", "claude-sonnet-4-5", "gpt-4o", "claude-sonnet-4-5", "gpt-4o"]
+            for model_id in [*models, "gpt-4o"]:
+                await s.fails("tokenGauge/chat", s.chat_params(model_id))
+            assert not up.pending_script
+            error = await s.fails("tokenGauge/chat", s.chat_params("gpt-4o-mini"))
+            assert "connection refused" in error.message and REDACTED in error.message
+            # Listings and key checks, failing and not.
+            report = await s.call(
+                "tokenGauge/discoverModels",
+                {"credentials": {p: {"apiKey": creds.key} for p in ("gw", "gw-closed")}},
+            )
+            errors = {item["providerId"]: item["error"] for item in report["providers"]}
+            assert errors["gw"] is None and errors["gw-closed"], errors
+            checks = [
+                await s.call("tokenGauge/checkKey", {"providerId": p, "apiKey": creds.key})
+                for p in ("gw", "gw-auth", "gw-closed")
+            ]
+            s.transcript += [json.dumps(check) for check in checks]
+            assert checks[0]["accepted"] is True and checks[2]["accepted"] is None, checks
+
+    # They all really went out.
+    sent = [r for r in up.requests if r.query.get("api-key") == creds.query_key]
+    assert len(sent) >= 8
+    assert all(r.header("x-gateway-key") == creds.gateway_key for r in sent)
+    assert all(r.header("cookie") == f"session={creds.cookie}" for r in sent)
+    assert all(
+        creds.password in base64.b64decode(r.header("authorization")[6:]).decode() for r in sent
+    )
+    other = [r for r in up.requests if r.query.get("token") == creds.query_token]
+    assert other and all(r.header("authorization") == f"Bearer {creds.bearer}" for r in other)
+
+    stderr = capfd.readouterr().err
+    logged = "\n".join(m.message for m in s.client.log_messages)
+    assert (
+        f"gpt-4o: POST http://{REDACTED}@127.0.0.1:{up.port}/v1/chat/completions?api-key={REDACTED}"
+        in logged
+    )
+    assert "model discovery for gw-closed failed" in logged
+    leaks = {
+        name: found
+        for name, secret in creds.all().items()
+        if (found := {**s.leaks(secret), **stderr_leaks(secret, stderr)})
+    }
+    assert leaks == {}

@@ -233,7 +233,7 @@ async def test_a_rejected_key(managed: bool, key: str | None, text: str):
         url = strict.url("/v1/models")
         error = await failure_of(url, {"Authorization": f"Bearer {key}"} if key else {})
     provider = acme(strict.url("/v1"), managed=managed)
-    assert explain(provider, url, error, key_sent=key is not None) == text.format(url=url)
+    assert explain(provider, url, error, key=key) == text.format(url=url)
     assert brief(provider, url, error) == "key rejected (401)"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from urllib.parse import quote, quote_plus
 
@@ -9,7 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.upstream.redact import MIN_PREFIX, REDACTED, redact
+from tokengauge.settings import ProviderSettings
+from tokengauge.upstream.redact import (
+    MIN_PREFIX,
+    REDACTED,
+    SentSecrets,
+    header_secrets,
+    provider_secrets,
+    redact,
+    url_secrets,
+)
 
 KEY = "sk-tg/CANARY+0123456789abcdef"
 
@@ -97,3 +107,90 @@ KEY_ALPHABET = st.characters(
 def test_no_piece_of_any_spelling_survives(key: str, which: int, cut: int):
     spelling = spellings(key)[which][:cut]
     assert redact(f"<<{spelling}>> and <<{spelling}>>", key) == f"<<{REDACTED}>> and <<{REDACTED}>>"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param(
+            "at https://me:hunter22@api.acme.test/v1: refused",
+            f"at https://{REDACTED}@api.acme.test/v1: refused",
+            id="url-userinfo",
+        ),
+        pytest.param(
+            "GET https://x.test/v1?api-version=2024-10&key=AIzaSy123&api_key=k2, then",
+            f"GET https://x.test/v1?api-version=2024-10&key={REDACTED}&api_key={REDACTED}, then",
+            id="query-parameters",
+        ),
+        pytest.param(
+            "/v1?access_token=abc.def&sig=Zm9v%3D&token=" + REDACTED,
+            f"/v1?access_token={REDACTED}&sig={REDACTED}&token={REDACTED}",
+            id="query-again-redacted-once",
+        ),
+        pytest.param(
+            '{"headers": {"Authorization": "Bearer sk-1", "X-Api-Key": "k\\"1"}, "max_tokens": 9}',
+            f'{{"headers": {{"Authorization": "{REDACTED}", "X-Api-Key": "{REDACTED}"}}, '
+            '"max_tokens": 9}',
+            id="json-fields",
+        ),
+        pytest.param(
+            "sent Authorization: Bearer sk-ant-0123456789 and Basic dXNlcjpwYXNz",
+            f"sent Authorization: Bearer {REDACTED} and Basic {REDACTED}",
+            id="tokens",
+        ),
+        pytest.param(
+            '{"author": "Ada", "id": "tok"} see https://acme.test/v1/models?page=2',
+            '{"author": "Ada", "id": "tok"} see https://acme.test/v1/models?page=2',
+            id="harmless-left-alone",
+        ),
+    ],
+)
+def test_what_looks_like_a_credential_is_redacted_whoever_it_belongs_to(text: str, shown: str):
+    assert redact(text) == shown
+
+
+def test_every_header_but_the_harmless_ones_is_a_credential():
+    headers = {
+        "Authorization": "Bearer sk-abcdef",
+        "x-portkey-api-key": "pk-123456",
+        "X-Route": "eu-west-7",
+        "Cookie": "s=abcdef",
+        "X-Title": "My App",
+        "HTTP-Referer": "https://example.test",
+        "Content-Type": "application/json",
+        "X-Flag": "on",  # too short to be one
+    }
+    assert header_secrets(headers) == [
+        "Bearer sk-abcdef",
+        "sk-abcdef",
+        "pk-123456",
+        "pk-123456",
+        "eu-west-7",
+        "eu-west-7",
+        "s=abcdef",
+        "s=abcdef",
+    ]
+
+
+def test_a_urls_credentials_in_every_spelling():
+    url = "https://us%40er:p%3Ass@h.test:8443/v1?api-version=1&key=a%2Fbcd&sig=zz&token=t0k3n#x"
+    secrets = set(url_secrets(url))
+    assert {"us%40er:p%3Ass", "us@er", "p:ss", "a%2Fbcd", "a/bcd", "t0k3n"} <= secrets
+    assert base64.b64encode(b"us@er:p:ss").decode() in secrets  # the Basic header HTTP makes
+    assert "1" not in secrets and "zz" not in secrets  # too short to redact everywhere
+    provider = ProviderSettings(id="p", base_url=url, headers={"X-Key": "hk-98765"})
+    text = redact(
+        f"{url} with hk-98765, us@er and p:ss1", *provider_secrets(provider, "sk-1234567")
+    )
+    assert not any(
+        s in text for s in ("us%40er", "p%3Ass", "a%2Fbcd", "hk-98765", "us@er", "t0k3n")
+    )
+
+
+def test_the_log_knows_every_credential_sent():
+    sent = SentSecrets()
+    sent.add(["sk-sent-0123456789"])
+    sent.add(["sk-sent-0123456789", "hk-other-987654"])
+    assert sent.redact("sk-sent-0123456789 hk-other-987654 http://u:pw@h") == (
+        f"{REDACTED} {REDACTED} http://{REDACTED}@h"
+    )

@@ -9,6 +9,9 @@ traceback, which the extension shows even when the server can no longer speak.
 tokengauge's own records go to the client at the configured level; other libraries' only from
 ERROR up (pygls' handler failures), and pygls' chatter stays at WARNING on stderr's side, so
 the client's log is about tokengauge, not JSON-RPC.
+
+Every line, whoever logged it and at whatever level (a traceback included), is redacted on its way
+out (`RedactingFormatter`): no credential a request carried, nor anything that looks like one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import threading
 from typing import Final, Protocol
 
 from lsprotocol.types import LogMessageParams, MessageType
+
+from tokengauge.upstream.redact import SENT
 
 LEVELS: Final = {
     "off": logging.CRITICAL + 10,
@@ -67,7 +72,16 @@ def message_type(level: int) -> MessageType:
     return MessageType.Log  # LSP 3.18's Debug is unknown to many clients
 
 
-class ClientFormatter(logging.Formatter):
+class RedactingFormatter(logging.Formatter):
+    """A record's text without the credentials of any request sent (`redact.SENT`) or anything
+    that looks like a credential."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as `logging.Formatter` writes it, redacted."""
+        return SENT.redact(super().format(record))
+
+
+class ClientFormatter(RedactingFormatter):
     """The message alone (and its traceback, if any); another library's name in front."""
 
     def __init__(self) -> None:
@@ -145,7 +159,7 @@ def configure_logging(level: str = "info") -> None:
     root = logging.getLogger()
     if not _stderr_handlers():
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(RedactingFormatter(FORMAT))
         handler.addFilter(StderrFilter())
         handler._tokengauge_stderr = True  # type: ignore[attr-defined]
         root.addHandler(handler)

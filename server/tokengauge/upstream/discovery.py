@@ -34,7 +34,7 @@ from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamE
 from tokengauge.upstream.explain import explain
 from tokengauge.upstream.http import get_json, join_url, json_or_none, server_root, timeouts_of
 from tokengauge.upstream.presets import preset_of
-from tokengauge.upstream.redact import redact
+from tokengauge.upstream.redact import provider_secrets, redact
 
 log = logging.getLogger(__name__)
 
@@ -295,9 +295,9 @@ async def list_provider(
         stalled = StreamStalled(f"did not list its models within {limit:g} s")
         reason = explain(provider, url, stalled)
     except InvalidInput as exc:
-        reason = str(exc)
+        reason = redact(str(exc), *provider_secrets(provider, key))
     except UpstreamError as exc:
-        reason = redact(explain(provider, url, exc, key_sent=bool(key)), key)
+        reason = explain(provider, url, exc, key=key)
         rejected = isinstance(exc, HttpStatusError) and exc.refuses_key
     else:
         sized = sum(1 for model in models if model.context_window)

@@ -2,8 +2,8 @@
 
 Chat errors, discovery errors and key checks share these texts. Each is two sentences: what
 happened (naming the provider and the URL), then what to do. No exception class names, no stack,
-no status code without its words. The caller redacts the key from the text (the API's own words,
-`said`, may echo it).
+no status code without its words. Every text is redacted here (`redact`): the API's own words,
+`said`, may echo the key, and the URL may carry a password or a key of its own.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.errors import HttpStatusError, RedirectRefused, StreamStalled
 from tokengauge.upstream.failures import Kind, address, causes, kind_of, proxy_for
 from tokengauge.upstream.http import MAX_REDIRECTS, join_url
+from tokengauge.upstream.redact import provider_secrets, redact
 
 SAID_LIMIT: Final = 300
 """Most characters of the API's own words quoted in a text."""
@@ -74,13 +75,14 @@ def explain(
     *,
     model: str | None = None,
     said: str | None = None,
-    key_sent: bool = True,
+    key: str | None = None,
 ) -> str:
     """What happened and what to do, for `failure` of a request to `url` of `provider` (for
-    `model`, if any; `said`: the API's own message, if any; `key_sent`: whether a key went)."""
-    case = _Failure(provider, url, failure, model, _cleaned(said), key_sent)
+    `model`, if any; `said`: the API's own message, if any; `key`: the key sent, if any),
+    without any credential."""
+    case = _Failure(provider, url, failure, model, _cleaned(said), bool(key))
     happened, todo = _TEXTS[kind_of(provider, url, failure, model, case.said)](case)
-    return f"{happened} {todo}"
+    return redact(f"{happened} {todo}", *provider_secrets(provider, key))
 
 
 def brief(provider: ProviderSettings, url: str, failure: BaseException) -> str:
@@ -314,10 +316,11 @@ _TEXTS: Final[dict[Kind, Callable[[_Failure], tuple[str, str]]]] = {
 }
 
 
-def midstream(provider: ProviderSettings, url: str, message: str) -> str:
-    """An error the API reported inside a stream that had begun well."""
-    return (
+def midstream(provider: ProviderSettings, url: str, message: str, key: str | None = None) -> str:
+    """An error the API reported inside a stream that had begun well, without any credential."""
+    text = (
         f"{provider.id} sent an error in the middle of the response at {url}: "
         f"{_cleaned(message) or 'no details'}. Send again; if it keeps happening, try another "
         "model or try later."
     )
+    return redact(text, *provider_secrets(provider, key))

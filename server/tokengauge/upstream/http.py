@@ -11,6 +11,8 @@ bounded here:
   progress) at least every idle timeout, and the whole response within the response timeout,
   whatever trickles in between.
 Closing the context (for example when the chat task is cancelled) closes the connection at once.
+Every request's credentials (secret header values, the URL's user information and secret query
+parameters) are known to the log's redaction before it is sent (`redact.SENT`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from tokengauge.upstream.errors import (
     StreamStalled,
     UpstreamError,
 )
+from tokengauge.upstream.redact import SENT, header_secrets, url_secrets
 from tokengauge.upstream.response_body import (
     ACCEPT_ENCODING,
     ERROR_BODY_LIMIT,
@@ -121,7 +124,9 @@ def _build(
     headers: Mapping[str, str] | httpx.Headers,
     content: bytes | None,
 ) -> httpx.Request:
-    """The request, or `InvalidUrl` when the provider's baseUrl makes no valid URL."""
+    """The request, or `InvalidUrl` when the provider's baseUrl makes no valid URL. Its
+    credentials join `SENT` first, so that no log line shows them."""
+    SENT.add([*header_secrets(headers), *url_secrets(url)])
     try:
         request = client.build_request(method, url, headers=headers, content=content)
     except httpx.InvalidURL as exc:

@@ -21,7 +21,7 @@ from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamE
 from tokengauge.upstream.explain import explain
 from tokengauge.upstream.http import get_json, join_url, timeouts_of
 from tokengauge.upstream.presets import preset_of
-from tokengauge.upstream.redact import redact
+from tokengauge.upstream.redact import provider_secrets, redact
 
 
 def key_check_url(provider: ProviderSettings) -> str:
@@ -41,7 +41,7 @@ async def check_key(
     try:
         headers = provider_headers(provider, key or None)
     except InvalidInput as exc:
-        return CheckKeyResult(False, str(exc))
+        return CheckKeyResult(False, redact(str(exc), *provider_secrets(provider, key)))
     try:
         await asyncio.wait_for(get_json(client, "GET", url, headers=headers), limit)
     except asyncio.TimeoutError:
@@ -49,11 +49,15 @@ async def check_key(
         return CheckKeyResult(None, explain(provider, url, stalled))
     except UpstreamError as exc:
         rejected = isinstance(exc, HttpStatusError) and exc.refuses_key
-        message = explain(provider, url, exc, key_sent=bool(key))
-        return CheckKeyResult(False if rejected else None, redact(message, key))
+        return CheckKeyResult(False if rejected else None, explain(provider, url, exc, key=key))
+    return CheckKeyResult(True, redact(_answered(provider, url, key), *provider_secrets(provider)))
+
+
+def _answered(provider: ProviderSettings, url: str, key: str) -> str:
+    """What a provider that answered made of `key`."""
     if key:
-        return CheckKeyResult(True, f"{provider.id} accepted the key at {url}.")
+        return f"{provider.id} accepted the key at {url}."
     preset = preset_of(provider)
     if preset is not None and not preset.needs_key:
-        return CheckKeyResult(True, f"{provider.id} answered at {url}; it needs no API key.")
-    return CheckKeyResult(True, f"{provider.id} answered at {url} without an API key.")
+        return f"{provider.id} answered at {url}; it needs no API key."
+    return f"{provider.id} answered at {url} without an API key."
