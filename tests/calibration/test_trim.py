@@ -52,6 +52,13 @@ def test_cut_keeps_the_beginning_and_the_end_on_token_boundaries():
     assert "x line 0:" in head and "x line 399:" in tail
 
 
+def test_cut_takes_a_million_spaces():
+    """A tool result tiktoken alone panics on (`toolResultMaxTokens` cut it through tiktoken)."""
+    text = "start" + " " * 1_000_000 + "end"
+    cut, omitted = TRUNCATOR.cut(text, 300)
+    assert omitted > 0 and cut.startswith("start") and cut.endswith("end")
+
+
 def test_cut_leaves_short_text_alone_and_never_splits_a_character():
     assert TRUNCATOR.cut("short", 10) == ("short", 0)
     text = "日本語のテキスト、" * 300

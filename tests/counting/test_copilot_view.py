@@ -51,3 +51,9 @@ def test_a_request_is_the_sum_of_its_messages():
         Message(role="user", content=[TextPart("hi")]),
     ]
     assert VIEW.messages(messages) == sum(VIEW.message(m) for m in messages)
+
+
+def test_a_million_spaces_are_counted_not_fatal():
+    """Copilot's view of a chat holding 1,000,000 spaces (tiktoken alone panics on them)."""
+    message = Message(role="user", content=[TextPart(" " * 1_000_000)])
+    assert VIEW.message(message) > 3 + n("user")

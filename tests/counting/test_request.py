@@ -395,6 +395,13 @@ def test_cjk_share(counter: RequestCounter, enc: tiktoken.Encoding, text: str, s
     assert count.other == count.total - count.cjk >= 0
 
 
+def test_cjk_share_of_a_million_ideographic_spaces(counter: RequestCounter) -> None:
+    """U+3000 is CJK punctuation and whitespace: its runs went to tiktoken whole, whose regex
+    panics near 1,000,000 whitespace characters (the process died)."""
+    count = counter.string("\u3000" * 1_000_000)
+    assert 0 < count.cjk <= count.total
+
+
 def test_cjk_share_adds_up_over_parts(counter: RequestCounter) -> None:
     message = Message(role="user", content=[TextPart(CJK), TextPart("and some English")])
     parts = [counter.part(part) for part in message.content]

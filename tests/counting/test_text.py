@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
+from typing import Any
 
 import pytest
 import tiktoken
@@ -18,6 +20,8 @@ from tokengauge.counting.text import (
     WHITESPACE_PIECE,
     TextCounter,
     TextCounters,
+    TokenizerError,
+    encode_ordinary,
     encoding_for_family,
     whitespace_pieces,
 )
@@ -247,3 +251,64 @@ def test_cut_whitespace_runs_still_count_at_least_tiktoken(
 def test_texts_without_long_runs_are_not_cut() -> None:
     assert whitespace_pieces("word " * 100_000) is None
     assert whitespace_pieces(" " * WHITESPACE_PIECE + "x" * 10) is None
+
+
+@pytest.mark.parametrize("text", WHITESPACE_RUNS[:-1])
+def test_encode_ordinary_takes_the_runs_tiktoken_panics_on(
+    encoding: tiktoken.Encoding, text: str
+) -> None:
+    """Every other user of an encoding (Copilot's view, the CJK share, the truncator) goes through
+    `encode_ordinary`: its tokens decode to the text, whole."""
+    tokens = encode_ordinary(encoding, text)
+    assert encoding.decode(tokens) == text
+
+
+@pytest.mark.parametrize("text", [str(param.values[0]) for param in TEXTS[:-1]])
+def test_encode_ordinary_is_tiktoken_itself_for_other_text(
+    encoding: tiktoken.Encoding, text: str
+) -> None:
+    long = (text + " ") * (WHITESPACE_PIECE // len(text) + 2)
+    assert encode_ordinary(encoding, long) == encoding.encode_ordinary(long)
+
+
+class Panic(BaseException):
+    """What a Rust panic in tiktoken raises (pyo3's PanicException is a BaseException)."""
+
+
+class PanickingEncoding:
+    name = "o200k_base"
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        raise Panic("called `Result::unwrap()` on an `Err` value")
+
+
+def test_a_panic_of_the_tokenizer_is_an_ordinary_error() -> None:
+    """A BaseException passes every `except Exception` and ended the server; an ordinary error
+    is answered as one."""
+    fake: Any = PanickingEncoding()
+    with pytest.raises(TokenizerError, match="o200k_base tokenizer failed on a text of 5 char"):
+        encode_ordinary(fake, "hello")
+    with pytest.raises(TokenizerError):
+        TextCounter(fake).count("hello")
+
+
+@pytest.mark.parametrize(
+    ("text", "cut_at"),
+    [
+        pytest.param(" " * (WHITESPACE_PIECE + 5), [WHITESPACE_PIECE], id="run-at-start"),
+        pytest.param(
+            "x" * 7 + "\u3000" * (2 * WHITESPACE_PIECE + 1),
+            [7 + WHITESPACE_PIECE, 7 + 2 * WHITESPACE_PIECE],
+            id="run-after-text",
+        ),
+        pytest.param(
+            " " * WHITESPACE_PIECE + "x" + " " * (WHITESPACE_PIECE + 1),
+            [2 * WHITESPACE_PIECE + 1],
+            id="short-run-then-long",
+        ),
+    ],
+)
+def test_long_runs_are_cut_every_piece_from_their_start(text: str, cut_at: list[int]) -> None:
+    pieces = whitespace_pieces(text)
+    assert pieces is not None and "".join(pieces) == text
+    assert list(itertools.accumulate(map(len, pieces)))[:-1] == cut_at

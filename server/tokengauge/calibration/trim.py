@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from tokengauge.counting.text import LONE_SURROGATE
+from tokengauge.counting.text import LONE_SURROGATE, encode_ordinary
 from tokengauge.messages import Message, Part, TextPart, ToolResultPart
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class Truncator:
 
     def tokens(self, text: str) -> list[int]:
         """The text's tokens (a lone surrogate counted as U+FFFD)."""
-        return self.encoding.encode_ordinary(LONE_SURROGATE.sub("\ufffd", text))
+        return encode_ordinary(self.encoding, LONE_SURROGATE.sub("\ufffd", text))
 
     def cut(self, text: str, keep: int) -> tuple[str, int]:
         """`text` cut to about `keep` tokens, its beginning and end kept; and the tokens cut."""

@@ -20,6 +20,7 @@ from cachetools import LRUCache
 
 from tokengauge.counting.images import ImageRule, image_tokens
 from tokengauge.counting.request import tool_json
+from tokengauge.counting.text import encode_ordinary
 from tokengauge.messages import (
     DataPart,
     Message,
@@ -54,7 +55,7 @@ class CopilotView:
             return 0
         count = self._cache.get(text)
         if count is None:
-            count = len(self.encoding.encode_ordinary(text))
+            count = len(encode_ordinary(self.encoding, text))
             self._cache[text] = count
         return count
 

@@ -24,7 +24,7 @@ import attrs
 from cachetools import LRUCache
 
 from tokengauge.counting.images import ImageRule, image_tokens
-from tokengauge.counting.text import TextCounter
+from tokengauge.counting.text import TextCounter, encode_ordinary
 from tokengauge.messages import (
     EPHEMERAL_MIME_TYPES,
     TEXT_MIME_PREFIXES,
@@ -194,7 +194,7 @@ class RequestCounter:
         if cached is None:
             runs = CJK_RUN.findall(value)
             # Runs joined by newlines, each newline one token of its own in both encodings.
-            joined = len(self.text.encoding.encode_ordinary("\n".join(runs))) if runs else 0
+            joined = len(encode_ordinary(self.text.encoding, "\n".join(runs))) if runs else 0
             cached = max(0, joined - max(0, len(runs) - 1))
             self._cjk[value] = cached
         return cached

@@ -6,8 +6,10 @@ take. Text it cannot take as it is gets the fallback's 10% margin:
   escapes: counted both ways (replaced and escaped), the larger count, so never below what
   tiktoken itself would report;
 - a whitespace run of ~1,000,000 characters, on which tiktoken's regex exhausts its backtracking
-  limit and panics (a `BaseException` that ends the process): such runs are cut every 100,000
-  characters and the pieces counted one by one.
+  stack and panics (a `BaseException` that would end the process): such runs are cut every
+  100,000 characters and the pieces counted one by one.
+Every other use of an encoding goes through `encode_ordinary`, which cuts such runs the same way
+(the tokens still decode to the text) and turns a panic into a `TokenizerError`.
 The LRU keeps at most 5,000 texts and 16 Mi characters in all.
 """
 
@@ -32,7 +34,8 @@ TEXT_CACHE_CHARS: Final = 16 * 2**20
 FALLBACK_MARGIN: Final = 1.10
 WHITESPACE_PIECE: Final = 100_000
 """Longest whitespace run given to tiktoken in one piece (its regex panics near 1,000,000)."""
-_LONG_WHITESPACE: Final = re.compile(r"\s{" + str(WHITESPACE_PIECE + 1) + ",}")
+# Only from a run's start: tried at every position of a shorter run, it was quadratic.
+_LONG_WHITESPACE: Final = re.compile(r"(?<!\s)\s{" + str(WHITESPACE_PIECE + 1) + ",}")
 O200K_FAMILIES: Final = re.compile(
     r"^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d|chatgpt-4o)", re.I
 )
@@ -47,6 +50,32 @@ def encoding_for_family(family: str) -> str:
 
 def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+class TokenizerError(RuntimeError):
+    """tiktoken failed on a text (a panic of its Rust code, made an ordinary error)."""
+
+
+def _encode(encoding: tiktoken.Encoding, text: str) -> list[int]:
+    """`encoding.encode_ordinary(text)`, a panic raised as `TokenizerError`."""
+    try:
+        return encoding.encode_ordinary(text)
+    except BaseException as exc:
+        # A Rust panic is a BaseException: past every `except Exception`, it ends the server.
+        if isinstance(exc, (Exception, KeyboardInterrupt, SystemExit)):
+            raise
+        raise TokenizerError(
+            f"the {encoding.name} tokenizer failed on a text of {len(text):,} characters: {exc}"
+        ) from None
+
+
+def encode_ordinary(encoding: tiktoken.Encoding, text: str) -> list[int]:
+    """tiktoken's tokens of `text`, its long whitespace runs cut (`whitespace_pieces`): the
+    tokens decode to `text`, and are tiktoken's own for text without such a run."""
+    pieces = whitespace_pieces(text)
+    if pieces is None:
+        return _encode(encoding, text)
+    return [token for piece in pieces for token in _encode(encoding, piece)]
 
 
 def whitespace_pieces(text: str) -> list[str] | None:
@@ -111,11 +140,11 @@ class TextCounter:
                 text.encode("utf-8")
             except UnicodeEncodeError:
                 return self._count_with_surrogates(text)
-        return len(self.encoding.encode_ordinary(text))
+        return len(_encode(self.encoding, text))
 
     def _count_with_surrogates(self, text: str) -> int:
-        replaced = len(self.encoding.encode_ordinary(LONE_SURROGATE.sub("\ufffd", text)))
-        escaped = len(self.encoding.encode_ordinary(LONE_SURROGATE.sub(_escape_surrogate, text)))
+        replaced = len(_encode(self.encoding, LONE_SURROGATE.sub("\ufffd", text)))
+        escaped = len(_encode(self.encoding, LONE_SURROGATE.sub(_escape_surrogate, text)))
         return math.ceil(max(replaced, escaped) * FALLBACK_MARGIN)
 
 
