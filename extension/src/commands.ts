@@ -5,8 +5,9 @@ import * as vscode from 'vscode';
 import { ApiKeys } from './apiKeys';
 import { DashboardPanel } from './dashboardPanel';
 import { messageOf } from './errors';
+import { groupOf } from './groups';
 import { Preset } from './presets';
-import { KeyCheck, Methods } from './protocol';
+import { KeyCheck, Methods, ProviderEntry } from './protocol';
 import { ServerConnection } from './server';
 import { ISettings, ProviderSetting, saveProviders } from './settings';
 
@@ -23,6 +24,13 @@ export const Commands = {
 /** VS Code's own editor of language models (Manage Models). */
 export const MANAGE_MODELS = 'workbench.action.chat.manage';
 
+/** The providers configured in Manage Models this session (the language model provider). */
+export interface ManagedProviders {
+    readonly groupProviderIds: string[];
+    groupEntry(providerId: string): ProviderEntry | undefined;
+    setGroupKey(providerId: string, apiKey: string): Promise<void>;
+}
+
 export interface CommandDeps {
     keys: ApiKeys;
     server: ServerConnection;
@@ -32,6 +40,7 @@ export interface CommandDeps {
     restart: () => Promise<void>;
     /** How many models VS Code is offered now. */
     modelCount: () => Promise<number>;
+    provider: ManagedProviders;
     dashboard: DashboardPanel;
     extensionVersion: string;
 }
@@ -58,47 +67,91 @@ async function reportCheck(check: KeyCheck): Promise<boolean> {
     return (await show(`Token Gauge: ${check.message}`, ENTER_AGAIN)) === ENTER_AGAIN;
 }
 
-async function askKey(providerId: string, optional: boolean): Promise<string | undefined> {
+/** What an empty answer does: nothing to say for a new key; for a key there is, what becomes of it. */
+type EmptyKey = 'none' | 'needsNone' | 'removes' | 'restoresManaged';
+
+const EMPTY_KEY: Record<EmptyKey, string> = {
+    none: '',
+    needsNone: ' Leave empty if the server needs none.',
+    removes: ' Leave empty to remove it.',
+    restoresManaged: ' Leave empty to use the key it has in Manage Models again.',
+};
+
+async function askKey(name: string, empty: EmptyKey): Promise<string | undefined> {
     const entered = await vscode.window.showInputBox({
-        title: `Token Gauge: API key for ${providerId}`,
-        prompt: optional
-            ? "Kept in VS Code's secret storage. Leave empty if the server needs none."
-            : "Kept in VS Code's secret storage. Leave empty to remove it.",
+        title: `Token Gauge: API key for ${name}`,
+        prompt: `Kept in VS Code's secret storage.${EMPTY_KEY[empty]}`,
         password: true,
         ignoreFocusOut: true,
     });
     return entered?.trim();
 }
 
+/** The providers of settings the person wrote (not the default local Ollama, which needs no key). */
+function configuredProviders(deps: CommandDeps): string[] {
+    const providers = vscode.workspace.getConfiguration('tokenGauge').inspect('providers');
+    const written = providers?.globalValue ?? providers?.workspaceValue ?? providers?.workspaceFolderValue;
+    return written === undefined ? [] : deps.settings().providers.map((p) => p.id);
+}
+
+/** Ask which provider, by the names the person knows: the ids of settings, the groups' names. */
+async function pickProvider(deps: CommandDeps): Promise<string | undefined> {
+    const items = [
+        ...configuredProviders(deps).map((id) => ({ label: id, description: 'tokenGauge.providers', id })),
+        ...deps.provider.groupProviderIds.map((id) => ({ label: groupOf(id) ?? id, description: 'Manage Models', id })),
+    ];
+    if (items.length === 0) {
+        void vscode.window.showInformationMessage(
+            'Token Gauge: no provider to set a key for yet. Add one in Chat: Manage Language Models → Add Models… → Token Gauge, or run Token Gauge: Add Provider.',
+        );
+        return undefined;
+    }
+    if (items.length === 1) {
+        return items[0].id;
+    }
+    const picked = await vscode.window.showQuickPick(items, { title: 'Token Gauge: API key for which provider?' });
+    return picked?.id;
+}
+
 async function setApiKey(deps: CommandDeps, providerId?: unknown, key?: unknown): Promise<void> {
     // Called with (providerId, key) it stores without asking: tests and automation use this.
     if (typeof providerId === 'string' && typeof key === 'string') {
-        await deps.keys.set(providerId, key);
+        await storeKey(deps, providerId, key);
         return;
     }
-    const providers = deps.settings().providers.map((p) => p.id);
-    const chosen =
-        typeof providerId === 'string'
-            ? providerId
-            : providers.length === 1
-              ? providers[0]
-              : await vscode.window.showQuickPick(providers, { title: 'Token Gauge: API key for which provider?' });
+    const chosen = typeof providerId === 'string' ? providerId : await pickProvider(deps);
     if (!chosen) {
         return;
     }
+    const group = groupOf(chosen);
+    const empty = group !== undefined ? 'restoresManaged' : (await deps.keys.get(chosen)) ? 'removes' : 'none';
     for (;;) {
-        const entered = await askKey(chosen, false);
-        if (entered === undefined) {
+        const entered = await askKey(group ?? chosen, empty);
+        if (entered === undefined || (!entered && empty === 'none')) {
             return;
         }
-        await deps.keys.set(chosen, entered);
-        if (!entered) {
-            void vscode.window.showInformationMessage(`Token Gauge: API key for ${chosen} removed.`);
+        const check = entered ? await checkKey(deps, chosen, entered) : undefined;
+        await storeKey(deps, chosen, entered);
+        if (!check) {
+            void vscode.window.showInformationMessage(
+                group !== undefined
+                    ? `Token Gauge: ${group} uses the API key it has in Manage Models again.`
+                    : `Token Gauge: API key for ${chosen} removed.`,
+            );
             return;
         }
-        if (!(await reportCheck(await checkKey(deps, chosen, entered)))) {
+        if (!(await reportCheck(check))) {
             return;
         }
+    }
+}
+
+/** Keep a provider's key: a group's in place of VS Code's, else in the secret storage. */
+async function storeKey(deps: CommandDeps, providerId: string, key: string): Promise<void> {
+    if (deps.provider.groupProviderIds.includes(providerId)) {
+        await deps.provider.setGroupKey(providerId, key);
+    } else {
+        await deps.keys.set(providerId, key);
     }
 }
 
@@ -129,7 +182,23 @@ async function askBaseUrl(preset: Preset): Promise<string | undefined> {
     return entered?.trim();
 }
 
-/** The guided way to a provider in settings.json: preset, URL, key (checked), then its models. */
+async function askName(preset: Preset, taken: string[]): Promise<string | undefined> {
+    const entered = await vscode.window.showInputBox({
+        title: `Token Gauge: a name for ${preset.label}`,
+        value: uniqueId(preset.id, taken),
+        prompt: 'Messages and tokenGauge.models refer to the provider by it.',
+        ignoreFocusOut: true,
+        validateInput: (value) =>
+            !value.trim()
+                ? 'Enter a name, e.g. work.'
+                : taken.includes(value.trim())
+                  ? `A provider is already named ${value.trim()}.`
+                  : undefined,
+    });
+    return entered?.trim();
+}
+
+/** The guided way to a provider in settings.json: preset, name, URL, key (checked), then its models. */
 async function addProvider(deps: CommandDeps): Promise<void> {
     const picked = await vscode.window.showQuickPick(
         deps.presets.map((preset) => ({ label: preset.label, description: preset.baseUrl, preset })),
@@ -139,20 +208,20 @@ async function addProvider(deps: CommandDeps): Promise<void> {
         return;
     }
     const { preset } = picked;
+    const existing = deps.settings().providers;
+    const id = await askName(preset, existing.map((p) => p.id));
+    if (!id) {
+        return;
+    }
     const baseUrl = await askBaseUrl(preset);
     if (baseUrl === undefined) {
         return;
     }
-    const key = await askKey(preset.label, preset.local);
+    const key = await askKey(id, preset.local ? 'needsNone' : 'none');
     if (key === undefined) {
         return;
     }
-    const existing = deps.settings().providers;
-    const entry: ProviderSetting = {
-        id: uniqueId(preset.id, existing.map((p) => p.id)),
-        preset: preset.id,
-        ...(baseUrl === preset.baseUrl ? {} : { baseUrl }),
-    };
+    const entry: ProviderSetting = { id, preset: preset.id, ...(baseUrl === preset.baseUrl ? {} : { baseUrl }) };
     if (key) {
         await deps.keys.set(entry.id, key);
     }
@@ -169,14 +238,18 @@ async function addProvider(deps: CommandDeps): Promise<void> {
     );
 }
 
-/** Settings as a bug report may show them: header values (they can hold credentials) left out. */
-function shareableSettings(settings: ISettings): ISettings {
-    const providers = settings.providers.map((provider) =>
+/** Providers as a bug report may show them: header values (they can hold credentials) left out. */
+function shareableProviders(providers: ProviderEntry[]): ProviderEntry[] {
+    return providers.map((provider) =>
         provider.headers
             ? { ...provider, headers: Object.fromEntries(Object.keys(provider.headers).map((name) => [name, '[redacted]'])) }
             : provider,
     );
-    return { ...settings, providers };
+}
+
+/** Settings as a bug report may show them. */
+function shareableSettings(settings: ISettings): ISettings {
+    return { ...settings, providers: shareableProviders(settings.providers) };
 }
 
 async function copyDiagnostics(deps: CommandDeps): Promise<void> {
@@ -187,6 +260,10 @@ async function copyDiagnostics(deps: CommandDeps): Promise<void> {
             vscode: vscode.version,
             platform: `${process.platform}-${process.arch}`,
             settings: shareableSettings(deps.settings()),
+            // The providers of Manage Models this session (VS Code keeps their keys).
+            manageModels: shareableProviders(
+                deps.provider.groupProviderIds.flatMap((id) => deps.provider.groupEntry(id) ?? []),
+            ),
             server: usage,
         },
         null,

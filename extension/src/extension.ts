@@ -10,6 +10,8 @@ import { CountMemo, CountRequest } from './countMemo';
 import { DashboardPanel } from './dashboardPanel';
 import { messageOf } from './errors';
 import { welcome } from './firstRun';
+import { GroupKeys } from './groupKeys';
+import { Groups, parseListedGroups } from './groups';
 import { readPresets } from './presets';
 import { Methods, Notifications } from './protocol';
 import { stateCache, TokenGaugeProvider, VENDOR } from './provider';
@@ -38,7 +40,27 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         { companions: companionStrings },
     );
     const recorder = new CountRecorder();
-    const provider = new TokenGaugeProvider(server, keys, memo, recorder, stateCache(context.globalState), log, presets);
+    // VS Code's list of Manage Models groups: the profile's, beside its globalStorage folder.
+    const groupList = vscode.Uri.joinPath(context.globalStorageUri, '..', '..', 'chatLanguageModels.json');
+    const groups = new Groups(
+        async () =>
+            vscode.workspace.fs.readFile(groupList).then(
+                (bytes) => parseListedGroups(new TextDecoder().decode(bytes), VENDOR),
+                () => [],
+            ),
+        () => readSettings().providers.map((p) => p.id),
+    );
+    const provider = new TokenGaugeProvider(
+        server,
+        keys,
+        memo,
+        recorder,
+        stateCache(context.globalState),
+        log,
+        presets,
+        groups,
+        new GroupKeys(context.secrets),
+    );
 
     server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
     server.onNotification(Notifications.status, (params) => statusBar.update(params));
@@ -133,6 +155,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             presets,
             restart: start,
             modelCount,
+            provider,
             dashboard,
             extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version),
         }),

@@ -10,6 +10,7 @@ import { ApiKeys } from './apiKeys';
 import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
 import { plain, PlainError } from './errors';
+import { GroupKeys } from './groupKeys';
 import { GroupConfiguration, groupProvider, Groups } from './groups';
 import { configurationSchema, withPicked } from './modelChoices';
 import { Preset } from './presets';
@@ -23,6 +24,7 @@ import {
     ModelChoices,
     ModelInfo,
     ModelScales,
+    ProviderEntry,
     StreamPart,
     Tool,
 } from './protocol';
@@ -98,8 +100,6 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly providers = new Map<string, string>();
     /** Each offered model's picker options (a group's models only). */
     private readonly choices = new Map<string, ModelChoices | undefined>();
-    /** The providers configured in Manage Models, with their keys (VS Code hands them over). */
-    private readonly groups = new Groups();
     /** Each group's `addProvider` with the running server (a new server knows none). */
     private registrations = new Map<string, { values: string; added: Promise<AddedProvider> }>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
@@ -115,11 +115,39 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         private readonly cache: ModelCache,
         private readonly log: vscode.LogOutputChannel,
         private readonly presets: Preset[],
+        /** The providers configured in Manage Models, with their keys (VS Code hands them over). */
+        private readonly groups: Groups,
+        private readonly groupKeys: GroupKeys,
     ) {}
 
     /** The ids of the providers configured in Manage Models so far this session. */
     get groupProviderIds(): string[] {
         return this.groups.ids;
+    }
+
+    /** A group's provider entry as the server has it (no key), for diagnostics. */
+    groupEntry(providerId: string): ProviderEntry | undefined {
+        const configuration = this.groups.configuration(providerId);
+        return configuration && groupProvider(providerId, configuration);
+    }
+
+    /**
+     * Use `apiKey` for a Manage Models group instead of the key VS Code holds for it (empty: that
+     * one again); VS Code then lists its models anew, with it.
+     */
+    async setGroupKey(providerId: string, apiKey: string): Promise<void> {
+        const configuration = this.groups.configuration(providerId);
+        if (!configuration) {
+            throw new PlainError(`No provider of Manage Models is named ${providerId} in this session.`);
+        }
+        await this.groupKeys.set(providerId, configuration, apiKey);
+        this.registrations.delete(providerId);
+        this.refresh();
+    }
+
+    /** A group's values with the key it is used with (one set with Set API Key, else VS Code's). */
+    private effective(providerId: string, configuration: GroupConfiguration): Promise<GroupConfiguration> {
+        return this.groupKeys.apply(providerId, configuration);
     }
 
     /** Tell VS Code to ask for the models again (the server's `modelsChanged`). */
@@ -193,15 +221,21 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         token: vscode.CancellationToken,
     ): Promise<vscode.LanguageModelChatInformation[]> {
         const { configuration } = options as InformationOptions;
-        if (configuration && !configuration.preset && !configuration.baseUrl) {
+        if (!configuration) {
+            // VS Code asks for the models of settings first, then for each of its groups in order.
+            this.groups.startPass();
+        } else if (!configuration.preset && !configuration.baseUrl) {
             // A group of VS Code's own, holding only picks for models it lists elsewhere.
+            this.groups.skip();
             return [];
         }
-        const group = configuration && this.groups.bind(configuration, this.presets);
+        const group = configuration && (await this.groups.bind(configuration, this.presets));
         const source = group ?? '';
         // While the server starts, the last session's list (VS Code asks again once it runs).
         const running = this.server.isRunning;
-        const models = running ? await this.listModels(group, configuration ?? {}, token) : (this.cache.get(source) ?? []);
+        const models = running
+            ? await this.listModels(group, configuration && (await this.effective(group ?? '', configuration)), token)
+            : (this.cache.get(source) ?? []);
         this.log.debug(`${group ?? 'settings'}: ${models.length} models offered${running ? '' : ' (from the last session)'}`);
         this.cache.set(source, models);
         if (models.length && !this.firstModels) {
@@ -217,11 +251,11 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     /** The settings' models (`group` undefined), or a Manage Models group's. */
     private async listModels(
         group: string | undefined,
-        configuration: GroupConfiguration,
+        configuration: GroupConfiguration | undefined,
         token: vscode.CancellationToken,
     ): Promise<ModelInfo[]> {
         try {
-            if (group === undefined) {
+            if (group === undefined || configuration === undefined) {
                 const models = await this.server.request(Methods.models, {}, token);
                 return models.filter((m) => !this.groups.has(m.providerId));
             }
@@ -248,13 +282,14 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         const requestId = randomUUID();
         const providerId = this.providers.get(model.id);
         const group = providerId !== undefined ? this.groups.configuration(providerId) : undefined;
-        if (providerId !== undefined && group !== undefined) {
+        const used = providerId !== undefined && group !== undefined ? await this.effective(providerId, group) : undefined;
+        if (providerId !== undefined && used !== undefined) {
             // A chat right after a (re)start may come before VS Code listed the group's models again.
-            await this.register(providerId, group).catch((error: unknown) => {
+            await this.register(providerId, used).catch((error: unknown) => {
                 throw plain(error);
             });
         }
-        const apiKey = providerId ? await this.apiKey(providerId) : undefined;
+        const apiKey = used !== undefined ? used.apiKey || undefined : providerId ? await this.keys.get(providerId) : undefined;
         this.listeners.set(requestId, (part) => report(progress, part, model.id));
         const converted = messages.map(toMessage);
         const tools = (options.tools ?? []).map(toTool);
@@ -283,11 +318,6 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         } finally {
             this.listeners.delete(requestId);
         }
-    }
-
-    /** A provider's key: from its Manage Models group, else from the secret storage. */
-    private async apiKey(providerId: string): Promise<string | undefined> {
-        return this.groups.has(providerId) ? this.groups.key(providerId) : this.keys.get(providerId);
     }
 
     provideTokenCount(

@@ -3,7 +3,7 @@ to the test upstream.
 
 A provider configured in VS Code's Manage Models is added at run time: its models are listed with
 its key and answered (without `tokenGauge/modelsChanged`, which would make VS Code ask again),
-chats reach it, and a rejected key sends the person back to Manage Models. A provider of settings
+chats reach it, and a rejected key sends the person to Set API Key. A provider of settings
 with the same id wins. `checkKey` makes one cheap request and says what it came to.
 """
 
@@ -84,13 +84,14 @@ async def test_a_manage_models_provider_is_listed_with_its_key(tmp_path: Path):
         }
         assert (await call(client, "tokenGauge/chat", chat))["finishReason"] == "stop"
         assert up.model_requests[-1].path == "/api/v1/chat/completions"
-        # A key it no longer takes sends the person back to Manage Models.
+        # A key it no longer takes: the command that changes a group's key (VS Code has none for
+        # a group alone).
         chat["requestId"], chat["credentials"] = "r2", {"apiKey": "sk-or-v1-old-key-000000000"}
         with pytest.raises(JsonRpcException) as caught:
             await call(client, "tokenGauge/chat", chat)
         assert caught.value.message == (
             f"My Router rejected the API key at {up.url('/api/v1/chat/completions')} (401 "
-            "Unauthorized). Update its API key in Manage Models."
+            "Unauthorized). Run 'Token Gauge: Set API Key' to enter a valid key for My Router."
         )
         assert KEY not in logged(client)
 

@@ -213,8 +213,9 @@ async def test_a_base_url_without_its_v1():
         pytest.param(
             True,
             "sk-wrong-0123456789",
-            "acme rejected the API key at {url} (401 Unauthorized). Update its API key in Manage "
-            "Models.",
+            # VS Code offers no way to change the key of a group alone: the command does.
+            "acme rejected the API key at {url} (401 Unauthorized). Run 'Token Gauge: Set API "
+            "Key' to enter a valid key for acme.",
             id="manage-models",
         ),
         pytest.param(

@@ -149,5 +149,5 @@ async def test_a_key_no_header_can_carry_is_rejected_unsent():
     assert result == CheckKeyResult(
         False,
         "The API key for up has a character an HTTP header cannot carry (position 4). Please "
-        "update its API key in Manage Models.",
+        "run 'Token Gauge: Set API Key' to enter it again.",
     )

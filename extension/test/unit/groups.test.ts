@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { groupName, groupProvider, Groups, parseHeaders } from '../../src/groups';
+import { GroupKeys } from '../../src/groupKeys';
+import { groupName, groupOf, groupProvider, Groups, ListedGroup, managedId, parseHeaders, parseListedGroups } from '../../src/groups';
 import { readPresets } from '../../src/presets';
 
 void test('reads extra headers written as Name: value pairs', () => {
@@ -67,18 +68,99 @@ void test('a group is named after its API at its usual address, else after its h
     );
 });
 
-void test('groups with the same name and different keys are told apart, stably', () => {
-    const manifest = JSON.parse(readFileSync(join(__dirname, '../../../../package.json'), 'utf8')) as unknown;
-    const presets = readPresets(manifest);
-    const groups = new Groups();
+const presets = readPresets(JSON.parse(readFileSync(join(__dirname, '../../../../package.json'), 'utf8')) as unknown);
+
+/** Groups over VS Code's list `listed`, beside providers of settings with the ids `taken`. */
+function groupsOf(listed: ListedGroup[], taken: string[] = []): Groups {
+    return new Groups(() => Promise.resolve(listed), () => taken);
+}
+
+void test('a group is named as the person named it in Manage Models, in a namespace of its own', async () => {
+    const local = { preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:18705/v1' };
+    const listed = [
+        { name: 'Work', values: { ...local, apiKey: '${input:chat.lm.secret.1}' } },
+        { name: 'Home', values: { ...local, apiKey: '${input:chat.lm.secret.2}' } },
+        { name: 'Router', values: { preset: 'openrouter' } },
+    ];
+    const groups = groupsOf(listed);
+    // VS Code asks in its list's order, after the models of settings: the same values are told
+    // apart by their place.
+    for (let pass = 0; pass < 2; pass++) {
+        groups.startPass();
+        assert.equal(await groups.bind({ ...local, apiKey: 'sk-a' }, presets), 'Work (Manage Models)');
+        assert.equal(await groups.bind({ ...local, apiKey: 'sk-b' }, presets), 'Home (Manage Models)');
+        assert.equal(await groups.bind({ preset: 'openrouter', apiKey: 'sk-c' }, presets), 'Router (Manage Models)');
+    }
+    assert.equal(groupOf('Home (Manage Models)'), 'Home');
+    assert.equal(groupOf('openrouter'), undefined);
+    // A key changed in Manage Models: the same group, the same name.
+    groups.startPass();
+    assert.equal(await groups.bind({ ...local, apiKey: 'sk-new' }, presets), 'Work (Manage Models)');
+    assert.equal(groups.configuration('Work (Manage Models)')?.apiKey, 'sk-new');
+    // Out of order (a group added while VS Code was asking): the values still name the only match.
+    groups.startPass();
+    assert.equal(await groups.bind({ preset: 'openrouter', apiKey: 'sk-c' }, presets), 'Router (Manage Models)');
+});
+
+void test('a group named like a provider of settings never shares its id', async () => {
+    // VS Code's default name for a group, and the name of a provider of settings.
+    const listed = [{ name: 'OpenAI', values: { preset: 'openai' } }];
+    const groups = groupsOf(listed, ['OpenAI', 'openai', 'OpenAI (Manage Models)']);
+    groups.startPass();
+    const id = await groups.bind({ preset: 'openai', apiKey: 'sk-a' }, presets);
+    assert.equal(id, 'OpenAI 2 (Manage Models)');
+    assert.deepEqual(groupProvider(id, { preset: 'openai' }).id, id);
+    assert.equal(managedId('OpenAI'), 'OpenAI (Manage Models)');
+});
+
+void test('groups VS Code\'s list does not name are named after their API, told apart by key', async () => {
+    const groups = groupsOf([]);
     const first = { preset: 'openrouter', apiKey: 'sk-a' };
     const second = { preset: 'openrouter', apiKey: 'sk-b' };
-    assert.equal(groups.bind(first, presets), 'OpenRouter');
-    assert.equal(groups.bind(second, presets), 'OpenRouter (2)');
-    // VS Code asks again (every listing): the same names, the same keys.
-    assert.equal(groups.bind(first, presets), 'OpenRouter');
-    assert.equal(groups.bind(second, presets), 'OpenRouter (2)');
-    assert.equal(groups.key('OpenRouter (2)'), 'sk-b');
-    assert.ok(groups.has('OpenRouter') && !groups.has('OpenAI'));
-    assert.deepEqual(groups.ids, ['OpenRouter', 'OpenRouter (2)']);
+    for (let pass = 0; pass < 2; pass++) {
+        groups.startPass();
+        assert.equal(await groups.bind(first, presets), 'OpenRouter (Manage Models)');
+        assert.equal(await groups.bind(second, presets), 'OpenRouter 2 (Manage Models)');
+    }
+    assert.ok(groups.has('OpenRouter (Manage Models)') && !groups.has('OpenRouter'));
+    assert.deepEqual(groups.ids, ['OpenRouter (Manage Models)', 'OpenRouter 2 (Manage Models)']);
+});
+
+void test('VS Code\'s list of groups: this extension\'s, in order; nothing from a list it cannot read', () => {
+    const text = JSON.stringify([
+        { name: 'Copilot', vendor: 'copilot' },
+        { name: 'Test API', vendor: 'tokengauge', preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', apiKey: '${input:x}', settings: {} },
+        { name: 'Token Gauge', vendor: 'tokengauge', settings: { 'gpt-4o': {} } },
+    ]);
+    assert.deepEqual(parseListedGroups(text, 'tokengauge'), [
+        { name: 'Test API', values: { preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', apiKey: '${input:x}' } },
+        { name: 'Token Gauge', values: {} },
+    ]);
+    assert.deepEqual(parseListedGroups('[{"name": "a", // a comment', 'tokengauge'), []);
+    assert.deepEqual(parseListedGroups('{}', 'tokengauge'), []);
+});
+
+void test('a key set for a group replaces VS Code\'s until the group changes in Manage Models', async () => {
+    const stored = new Map<string, string>();
+    const secrets = {
+        get: (key: string) => Promise.resolve(stored.get(key)),
+        store: (key: string, value: string) => Promise.resolve(void stored.set(key, value)),
+        delete: (key: string) => Promise.resolve(void stored.delete(key)),
+    };
+    const keys = new GroupKeys(secrets);
+    const group = { preset: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'sk-wrong' };
+    const id = 'Test API (Manage Models)';
+    assert.deepEqual(await keys.apply(id, group), group);
+    await keys.set(id, group, 'sk-right');
+    assert.equal((await keys.apply(id, group)).apiKey, 'sk-right');
+    assert.ok(![...stored.values()].some((value) => value.includes('sk-wrong')));
+    // Another group of the same name elsewhere, or a key changed in Manage Models: VS Code's wins.
+    assert.equal((await keys.apply(id, { ...group, baseUrl: 'http://127.0.0.1:2/v1' })).apiKey, 'sk-wrong');
+    assert.equal(stored.size, 0);
+    await keys.set(id, group, 'sk-right');
+    assert.equal((await keys.apply(id, { ...group, apiKey: 'sk-newer' })).apiKey, 'sk-newer');
+    // Set empty: VS Code's again.
+    await keys.set(id, group, 'sk-right');
+    await keys.set(id, group, '');
+    assert.equal((await keys.apply(id, group)).apiKey, 'sk-wrong');
 });

@@ -104,14 +104,10 @@ def check_api_key(provider: ProviderSettings, api_key: str) -> None:
     """`InvalidInput` if the key cannot travel in an HTTP header (which takes printable ASCII)."""
     for position, character in enumerate(api_key):
         if not " " <= character <= "~":
-            where = (
-                "update its API key in Manage Models"
-                if provider.managed
-                else "run 'Token Gauge: Set API Key' to enter it again"
-            )
             raise InvalidInput(
                 f"The API key for {provider.id} has a character an HTTP header cannot carry "
-                f"(position {position + 1}). Please {where}."
+                f"(position {position + 1}). Please run 'Token Gauge: Set API Key' to enter it "
+                "again."
             )
 
 

@@ -221,8 +221,7 @@ def _auth(f: _Failure) -> tuple[str, str]:
         happened = f"{f.pid} rejected the API key at {f.url} ({f.status})."
     else:
         happened = f"{f.pid} asked for an API key at {f.url} ({f.status}), and none is set."
-    if f.provider.managed:
-        return happened, "Update its API key in Manage Models."
+    # A provider of Manage Models too: VS Code offers no way to change the key of a group alone.
     return happened, f"Run 'Token Gauge: Set API Key' to enter a valid key for {f.pid}."
 
 
