@@ -8,6 +8,7 @@ import { messageOf } from './errors';
 import { groupOf } from './groups';
 import { Preset } from './presets';
 import { KeyCheck, Methods, ProviderEntry } from './protocol';
+import { providerSecrets, redact } from './redact';
 import { ServerConnection } from './server';
 import { ISettings, ProviderSetting, saveProviders } from './settings';
 
@@ -254,7 +255,10 @@ function shareableSettings(settings: ISettings): ISettings {
 
 async function copyDiagnostics(deps: CommandDeps): Promise<void> {
     const usage = await deps.server.request(Methods.usage, {});
-    const text = JSON.stringify(
+    // Header values are left out below; a URL's password or query key, and a key that found its
+    // way into a text, are redacted from the whole.
+    const secrets = [...deps.settings().providers.flatMap(providerSecrets), ...deps.keys.seen];
+    const report = JSON.stringify(
         {
             tokenGauge: deps.extensionVersion,
             vscode: vscode.version,
@@ -269,6 +273,7 @@ async function copyDiagnostics(deps: CommandDeps): Promise<void> {
         null,
         2,
     );
+    const text = redact(report, secrets);
     await vscode.env.clipboard.writeText(text);
     void vscode.window.showInformationMessage(
         `Token Gauge: diagnostics copied to the clipboard (${(text.length / 1024).toFixed(1)} KB): counts, model ids and settings; no API keys, no messages.`,

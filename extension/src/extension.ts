@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 
 import { CountRecorder, createApi, TokenGaugeApi } from './api';
-import { ApiKeys } from './apiKeys';
+import { ApiKeys, MovedKey, movedKeyMessage, providerUrl } from './apiKeys';
 import { Commands, registerCommands } from './commands';
 import { CountMemo, CountRequest } from './countMemo';
 import { DashboardPanel } from './dashboardPanel';
@@ -16,6 +16,7 @@ import { readPresets } from './presets';
 import { Methods, Notifications } from './protocol';
 import { stateCache, TokenGaugeProvider, VENDOR } from './provider';
 import { watchInterpreter } from './pythonExtension';
+import { providerSecrets, redactingLog } from './redact';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { StatusBar } from './statusBar';
@@ -25,10 +26,19 @@ const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8
 
 export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     const activatedAt = Date.now();
-    const log = vscode.window.createOutputChannel('Token Gauge', { log: true });
-    const server = new ServerConnection(context, log);
-    const keys = new ApiKeys(context.secrets);
     const presets = readPresets(context.extension.packageJSON);
+    const keys = new ApiKeys(
+        context.secrets,
+        (providerId) => providerUrl(readSettings().providers, presets, providerId),
+        (moved) => void keyMoved(moved),
+    );
+    // Every line without a credential: the settings' (kept up to date below) and the keys handed out.
+    let settingsSecrets = readSettings().providers.flatMap(providerSecrets);
+    const log = redactingLog(vscode.window.createOutputChannel('Token Gauge', { log: true }), () => [
+        ...settingsSecrets,
+        ...keys.seen,
+    ]);
+    const server = new ServerConnection(context, log);
     const statusBar = new StatusBar(readSettings().statusBarEnabled);
     const companionStrings = currentToolStrings(() => vscode.lm.tools);
     const countUncached: CountRequest = (modelId, inputs) =>
@@ -76,6 +86,17 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             }
         });
     });
+
+    /** A stored key whose provider now points elsewhere: it goes there only once the person says so. */
+    const keyMoved = async (moved: MovedKey): Promise<void> => {
+        const { message, confirm } = movedKeyMessage(moved);
+        const choice = await vscode.window.showWarningMessage(message, 'Enter Key', confirm);
+        if (choice === confirm) {
+            await keys.confirm(moved.providerId);
+        } else if (choice === 'Enter Key') {
+            await vscode.commands.executeCommand(Commands.setApiKey, moved.providerId);
+        }
+    };
 
     /** A provider that wants a key (none set, or the one set was turned down): say so, offer to set it. */
     const askForKey = async (providerId: string, error: string): Promise<void> => {
@@ -161,6 +182,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         }),
         watchInterpreter(() => void server.followInterpreter(readSettings()), log),
         vscode.workspace.onDidChangeConfiguration((event) => {
+            settingsSecrets = readSettings().providers.flatMap(providerSecrets);
             statusBar.setEnabled(readSettings().statusBarEnabled);
             if (affectsServer(event)) {
                 void start();

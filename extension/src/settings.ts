@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 
 import { ProviderEntry } from './protocol';
+import { userOnly } from './userSettings';
 
 const CONFIG_SECTION = 'tokenGauge';
 
@@ -46,19 +47,20 @@ export interface ISettings {
     usageRetentionDays: number;
 }
 
-/** Read the settings; the server validates entries (and logs what it skips). */
+/**
+ * Read the settings; the server validates entries (and logs what it skips). Where requests go, the
+ * Python that runs and the history's retention come from user settings only (`userSettings`).
+ */
 export function readSettings(): ISettings {
     const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
     return {
-        providers: config.get<ProviderSetting[]>('providers', []),
+        ...userOnly(config),
         models: config.get<ModelSetting[]>('models', []),
-        pythonPath: config.get<string>('pythonPath', ''),
         statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
         logLevel: config.get<LogLevel>('logLevel', 'info'),
         idleTimeout: config.get<number>('idleTimeout', 120),
         responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
-        usageRetentionDays: config.get<number>('usageRetentionDays', 30),
     };
 }
 
