@@ -123,8 +123,21 @@ def test_layout(unpacked: Path) -> None:
     width, height = png_size(unpacked / "images" / "icon.png")
     assert width == height >= 128
     shipped = {p.relative_to(unpacked).parts[0] for p in unpacked.iterdir()}
-    assert shipped <= {"package.json", "readme.md", "dist", "bundled", "images"}, shipped
+    assert shipped <= {"package.json", "readme.md", "dist", "bundled", "images", "docs"}, shipped
     assert [p.name for p in (unpacked / "images").iterdir()] == ["icon.png"]
+
+
+def test_the_readme_shows_its_images_from_the_extension(unpacked: Path) -> None:
+    # The Extensions page shows the README of the installed extension: each image it links must
+    # be in the VSIX at that relative path (a link made absolute would point at the repository).
+    readme = (unpacked / "readme.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert images
+    for link in images:
+        assert not re.match(r"\w+:", link), link
+        png_size(unpacked / link)  # there, and a PNG
+    docs = {str(p.relative_to(unpacked)) for p in (unpacked / "docs").rglob("*") if p.is_file()}
+    assert docs == set(images), "only the images the README shows"
 
 
 def test_only_what_runs_ships(vsix_names: list[str]) -> None:
