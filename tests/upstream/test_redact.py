@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -12,8 +14,10 @@ from hypothesis import strategies as st
 
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.redact import (
+    HARMLESS_HEADERS,
     MIN_PREFIX,
     REDACTED,
+    SECRET_NAME,
     SentSecrets,
     header_secrets,
     provider_secrets,
@@ -194,3 +198,14 @@ def test_the_log_knows_every_credential_sent():
     assert sent.redact("sk-sent-0123456789 hk-other-987654 http://u:pw@h") == (
         f"{REDACTED} {REDACTED} http://{REDACTED}@h"
     )
+
+
+def test_the_extension_redacts_by_the_same_rules():
+    """One rule on each side: the extension's harmless headers and secret-looking names are the
+    server's."""
+    source = (Path(__file__).parents[2] / "extension" / "src" / "redact.ts").read_text("utf-8")
+    harmless = re.search(r"HARMLESS_HEADERS = new Set\(\[(.*?)\]\)", source, re.DOTALL)
+    name = re.search(r"const SECRET_NAME = String\.raw`(.*?)`;", source)
+    assert harmless and name
+    assert set(re.findall(r"'([^']+)'", harmless.group(1))) == HARMLESS_HEADERS
+    assert name.group(1) == SECRET_NAME

@@ -57,7 +57,7 @@ HARMLESS_HEADERS: Final = frozenset(
 )
 """Headers whose values are never credentials; any other header's value is treated as one."""
 
-_SECRET_NAME: Final = (
+SECRET_NAME: Final = (
     r"[\w.\-]*(?:key|token|secret|passw|pwd|auth(?!ors?\b)|cookie|credential|sig|session)[\w.\-]*"
 )
 _USERINFO: Final = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://([^/?#]*)@")
@@ -67,13 +67,13 @@ _PATTERNS: Final = (
     # a secret-looking query parameter: ?key=…, &api-key=…, &access_token=…
     (
         re.compile(
-            rf"(?i)([?&;]{_SECRET_NAME}=)(?!{re.escape(REDACTED)})[^&#\s\"'<>]*[^&#\s\"'<>.,:;)\]]"
+            rf"(?i)([?&;]{SECRET_NAME}=)(?!{re.escape(REDACTED)})[^&#\s\"'<>]*[^&#\s\"'<>.,:;)\]]"
         ),
         rf"\1{REDACTED}",
     ),
     # a secret-looking JSON or header field: "apiKey": "…", Authorization: …
     (
-        re.compile(rf'(?i)("{_SECRET_NAME}"\s*:\s*")(?:[^"\\]|\\.)+(")'),
+        re.compile(rf'(?i)("{SECRET_NAME}"\s*:\s*")(?:[^"\\]|\\.)+(")'),
         rf"\1{REDACTED}\2",
     ),
     (re.compile(r"(?i)\b((?:bearer|basic)\s+)[\w.~+/=\-]{6,}"), rf"\1{REDACTED}"),
@@ -178,7 +178,7 @@ def url_secrets(url: str) -> list[str]:
     query = url.partition("?")[2].partition("#")[0]
     for pair in re.split("[&;]", query):
         name, _, value = pair.partition("=")
-        if re.fullmatch(_SECRET_NAME, unquote_plus(name), re.IGNORECASE):
+        if re.fullmatch(SECRET_NAME, unquote_plus(name), re.IGNORECASE):
             found.append(value)
     found += [unquote_plus(secret) for secret in found]
     return [secret for secret in found if len(secret) >= MIN_SECRET]
