@@ -20,6 +20,7 @@ import attrs
 from tokengauge.activity import dashboard
 from tokengauge.activity.conversations import Conversations, request_kind
 from tokengauge.activity.record import Outcome, RequestRecord, read_record
+from tokengauge.activity.record import stored as record_field
 from tokengauge.calibration import budget
 from tokengauge.calibration.declared import Basis, Declared, damped
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
@@ -97,6 +98,8 @@ FULL_WINDOW: Final = 0.97
 was cut to it: requests are fitted below the window, so only a cut fills it (a conversation that
 grows a turn at a time overflows by a little first). Taken for a cut wrongly, it costs only
 taking the window the server serves."""
+DROP_INTERVAL: Final = 3_600.0
+"""How often a long session forgets the usage records older than the retention."""
 ANCHOR_SECONDS: Final = 600.0
 """How often a server that counts requests itself is asked for an exact count (the first request
 of a model in a session is always counted)."""
@@ -157,7 +160,8 @@ class Gauge:
         self.conversation: str | None = None
         """The conversation of the last request logged that had one (the status bar's)."""
         self._clock = clock
-        ledger.drop_usage_before(dashboard.kept_since(clock(), self.settings.usage_retention_days))
+        self._dropped = 0.0
+        self._drop_old_usage()
 
     @functools.cached_property
     def copilot_view(self) -> CopilotView:
@@ -698,14 +702,24 @@ class Gauge:
             cut=cut,
         )
         self.ledger.append_usage(record.to_json())
+        self._drop_old_usage()
         if record.conversation is not None:
             self.conversation = record.conversation
         return record
 
+    def _drop_old_usage(self) -> None:
+        """Forget the usage records older than the retention (at most once an hour)."""
+        now = self._clock()
+        if now - self._dropped >= DROP_INTERVAL:
+            self._dropped = now
+            self.ledger.drop_usage_before(
+                dashboard.kept_since(now, self.settings.usage_retention_days)
+            )
+
     def requests(self) -> list[RequestRecord]:
         """The usage history's requests within the retention, oldest first."""
         since = dashboard.kept_since(self._clock(), self.settings.usage_retention_days)
-        records = (read_record(data) for data in self.ledger.recent_usage())
+        records = (read_record(data) for data in self.ledger.recent_usage(since=since))
         return [record for record in records if record is not None and record.time >= since]
 
     def dashboard(self) -> dashboard.DashboardData:
@@ -735,23 +749,22 @@ class Gauge:
             model = self.model(self.last.model_id)
             figures = self._figures(model, self.last.input_tokens, self.last.output_tokens)
             saved = self.last.estimate.tools_saved
-            records = self.requests() if self.last.cost_usd is not None or saved else []
             if saved:
                 figures = attrs.evolve(
                     figures,
                     tool_docs=self._tool_docs.get(model.id, model.tool_docs),
-                    tool_docs_total=sum(r.tool_docs_saved for r in records),
+                    tool_docs_total=round(self._history_sum("tool_docs_saved") or 0),
                 )
             if self.last.cost_usd is not None:
                 today = start_of_day(self._clock())
-                conversation = [r for r in records if r.conversation == self.conversation]
+                conversation = self.conversation
                 figures = attrs.evolve(
                     figures,
                     cost_usd=self.last.cost_usd,
-                    today_usd=dashboard.known_cost(
-                        r for r in records if r.model_id == model.id and r.time >= today
-                    ),
-                    conversation_usd=dashboard.known_cost(conversation),
+                    today_usd=self._history_sum("cost_usd", today, model_id=model.id),
+                    conversation_usd=None
+                    if conversation is None
+                    else self._history_sum("cost_usd", conversation=conversation),
                 )
             return render_status(figures, self.last.estimate, self.calibration.ratios(model))
         earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
@@ -763,6 +776,14 @@ class Gauge:
         except UnknownModelError:
             pass  # a model no longer offered
         return None
+
+    def _history_sum(self, field: str, since: float = 0.0, **fields: str) -> float | None:
+        """The sum of a numeric field of the usage history's records within the retention (and
+        since `since`) whose named fields have the given values; None if none has a number."""
+        kept = dashboard.kept_since(self._clock(), self.settings.usage_retention_days)
+        where = {record_field(name): value for name, value in fields.items()}
+        name = record_field(field)
+        return self.ledger.usage_sums([name], since=max(kept, since), fields=where)[name]
 
     def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
         """A request's figures against the model's sizes as `model_info` reports them."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
+import math
 import os
 import pickle
 import shutil
@@ -13,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -122,13 +125,51 @@ def test_usage_must_be_json(ledger: Ledger) -> None:
 
 @pytest.mark.parametrize("limit", [1, 3, 5, 6, 10, 11, 12, 50, None])
 @pytest.mark.parametrize("where", ["disk", "memory"])
-def test_usage_bounded_and_ordered(tmp_path: Path, where: str, limit: int | None) -> None:
-    ledger = Ledger(tmp_path / "l" if where == "disk" else None, history_limit=10)
+def test_usage_ordered_and_limited(tmp_path: Path, where: str, limit: int | None) -> None:
+    ledger = Ledger(tmp_path / "l" if where == "disk" else None)
     for i in range(25):
         ledger.append_usage({"n": i})
-    kept = [{"n": i} for i in range(15, 25)]
+    kept = [{"n": i} for i in range(25)]
     assert ledger.recent_usage() == kept
     assert ledger.recent_usage(limit) == (kept if limit is None else kept[-limit:])
+    ledger.close()
+
+
+def test_usage_is_kept_by_age_not_by_number(tmp_path: Path) -> None:
+    """The history kept its newest 2,000 records whatever the retention said: 30 days of a busy
+    agent undercounted."""
+    ledger = Ledger(tmp_path / "l")
+    for i in range(3_000):
+        ledger.append_usage({"time": 1_000.0 + i, "n": i})
+    ledger.drop_usage_before(1_500.0)
+    ledger.close()
+    again = Ledger(tmp_path / "l")
+    assert [record["n"] for record in again.recent_usage()] == list(range(500, 3_000))
+    again.close()
+
+
+@pytest.mark.parametrize("where", ["disk", "memory"])
+def test_usage_selected_and_summed(tmp_path: Path, where: str) -> None:
+    ledger = Ledger(tmp_path / "l" if where == "disk" else None)
+    records: list[dict[str, Any]] = [
+        {"time": 10.0, "modelId": "a", "conversation": "c1", "costUsd": 0.5, "saved": 3},
+        {"time": 20.0, "modelId": "b", "conversation": "c1", "costUsd": None, "saved": 4},
+        {"time": 30.0, "modelId": "a", "conversation": "c2", "costUsd": 0.25, "saved": True},
+        {"time": 40.0, "modelId": "a", "costUsd": "1.0", "saved": 5},
+    ]
+    for record in records:
+        ledger.append_usage(record)
+    assert ledger.recent_usage(since=20.0) == records[1:]
+    assert ledger.recent_usage(1, since=20.0, fields={"modelId": "a"}) == records[3:]
+    assert ledger.recent_usage(fields={"conversation": "c1"}) == records[:2]
+    names = ("costUsd", "saved", "absent")
+    assert ledger.usage_sums(names) == {"costUsd": 0.75, "saved": 12.0, "absent": None}
+    assert ledger.usage_sums(names, since=15.0, fields={"modelId": "a"}) == {
+        "costUsd": 0.25,  # a string is not a number, nor is a bool
+        "saved": 5.0,
+        "absent": None,
+    }
+    assert ledger.usage_sums(["costUsd"], fields={"conversation": "c9"}) == {"costUsd": None}
     ledger.close()
 
 
@@ -136,14 +177,6 @@ def test_usage_bounded_and_ordered(tmp_path: Path, where: str, limit: int | None
 def test_usage_non_positive_limit(ledger: Ledger, limit: int) -> None:
     ledger.append_usage({"n": 1})
     assert ledger.recent_usage(limit) == []
-
-
-@pytest.mark.parametrize("where", ["disk", "memory"])
-def test_usage_history_limit_zero(tmp_path: Path, where: str) -> None:
-    ledger = Ledger(tmp_path / "l" if where == "disk" else None, history_limit=0)
-    ledger.append_usage({"n": 1})
-    assert ledger.recent_usage() == []
-    ledger.close()
 
 
 @pytest.mark.parametrize(
@@ -172,16 +205,9 @@ def test_bad_limit_ignored(ledger: Ledger) -> None:
     assert ledger.persistent is (ledger.directory is not None)
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        pytest.param({"size_limit_bytes": 0}, id="size-zero"),
-        pytest.param({"history_limit": -1}, id="history-negative"),
-    ],
-)
-def test_invalid_arguments(tmp_path: Path, kwargs: dict[str, int]) -> None:
+def test_invalid_arguments(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        Ledger(tmp_path / "l", **kwargs)
+        Ledger(tmp_path / "l", size_limit_bytes=0)
 
 
 # Persistence.
@@ -220,29 +246,36 @@ def test_persists_across_instances(tmp_path: Path) -> None:
 
 
 def test_two_open_instances_share(tmp_path: Path) -> None:
-    a = Ledger(tmp_path / "l", history_limit=4)
-    b = Ledger(tmp_path / "l", history_limit=4)
+    a = Ledger(tmp_path / "l")
+    b = Ledger(tmp_path / "l")
     a.put_actuals("f", {"x": 7})
     assert b.get_actual("f", "x") == 7
     b.set_limit("m", 1_250)
     assert a.get_limit("m") == 1_250
     for i in range(6):
         (a if i % 2 else b).append_usage({"n": i})
-    assert a.recent_usage() == b.recent_usage() == [{"n": i} for i in range(2, 6)]
+    assert a.recent_usage() == b.recent_usage() == [{"n": i} for i in range(6)]
     a.close()
     b.close()
 
 
-def test_history_limit_applies_to_what_is_stored(tmp_path: Path) -> None:
-    big = Ledger(tmp_path / "l", history_limit=10)
-    for i in range(10):
-        big.append_usage({"n": i})
-    big.close()
-    small = Ledger(tmp_path / "l", history_limit=3)
-    assert small.recent_usage() == [{"n": 7}, {"n": 8}, {"n": 9}]
-    small.append_usage({"n": 10})
-    assert small.recent_usage() == [{"n": 8}, {"n": 9}, {"n": 10}]
-    small.close()
+def test_an_older_ledgers_history_is_taken_in_once(tmp_path: Path) -> None:
+    """Before the table, the history was one value of JSON lines."""
+    old = diskcache.Cache(str(tmp_path / "l"))
+    lines = [json.dumps({"time": 100.0 + i, "n": i}) for i in range(3)]
+    old.set("usage", "\n".join([*lines, "not json"]))
+    old.close()
+    ledger = Ledger(tmp_path / "l")
+    assert [record["n"] for record in ledger.recent_usage()] == [0, 1, 2]
+    ledger.append_usage({"time": 200.0, "n": 3})
+    ledger.close()
+    reopened = diskcache.Cache(str(tmp_path / "l"))
+    assert reopened.get("usage") is None
+    reopened.set("usage", "\n".join(lines))  # as a kill before the old value went would leave it
+    reopened.close()
+    again = Ledger(tmp_path / "l")
+    assert [record["n"] for record in again.recent_usage()] == [0, 1, 2, 3]
+    again.close()
 
 
 def test_close_then_memory(tmp_path: Path, caplog_ledger: pytest.LogCaptureFixture) -> None:
@@ -743,10 +776,117 @@ def test_old_usage_records_are_dropped_from_disk_and_memory(tmp_path: Path) -> N
     ledger = Ledger(tmp_path)
     for when in (100.0, 200.0, 300.0):
         ledger.append_usage({"time": when, "modelId": "m"})
-    ledger.append_usage({"modelId": "m"})  # no time: cannot be kept by age
+    ledger.append_usage({"modelId": "m"})  # no time: it ended now
     ledger.drop_usage_before(200.0)
-    assert [r["time"] for r in ledger.recent_usage()] == [200.0, 300.0]
+    assert [r.get("time") for r in ledger.recent_usage()] == [200.0, 300.0, None]
     ledger.close()
     again = Ledger(tmp_path)
-    assert [r["time"] for r in again.recent_usage()] == [200.0, 300.0]
+    assert [r.get("time") for r in again.recent_usage()] == [200.0, 300.0, None]
+    again.drop_usage_before(time.time() + 1)
+    assert again.recent_usage() == []
     again.close()
+
+
+# Several processes (VS Code windows) on one directory: changes are merged, not overwritten.
+
+
+def add_one(document: object) -> object:
+    return (document if isinstance(document, int) else 0) + 1
+
+
+def append(value: int) -> Callable[[object], object]:
+    def change(document: object) -> object:
+        return [*(document if isinstance(document, list) else []), value]
+
+    return change
+
+
+@pytest.mark.parametrize("where", ["disk", "memory"])
+def test_update_document(tmp_path: Path, where: str) -> None:
+    ledger = Ledger(tmp_path / "l" if where == "disk" else None)
+    assert ledger.update_document("n", add_one) == 1
+    assert ledger.update_document("n", add_one) == 2
+    assert ledger.get_document("n") == 2
+    with pytest.raises(TypeError):
+        ledger.update_document("n", lambda _: object())
+    assert ledger.get_document("n") == 2
+    ledger.close()
+
+
+def test_updates_of_two_processes_are_merged(tmp_path: Path) -> None:
+    """Two windows learning on one model kept only the last writer's document."""
+    a, b = Ledger(tmp_path / "l"), Ledger(tmp_path / "l")
+    for i in range(10):
+        (a if i % 2 else b).update_document("ratios", append(i))
+    assert a.get_document("ratios") == b.get_document("ratios") == list(range(10))
+    a.close()
+    b.close()
+
+
+def test_changes_made_while_locked_are_merged_later(tmp_path: Path) -> None:
+    directory = tmp_path / "l"
+    clock = Clock()
+    ledger, other = Ledger(directory, clock=clock), Ledger(directory)
+    ledger.update_document("ratios", append(0))
+    holder = sqlite3.connect(directory / "cache.db", timeout=0, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert ledger.update_document("ratios", append(1)) == [0, 1]  # memory, for now
+        assert ledger.update_document("ratios", append(2)) == [0, 1, 2]
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    other.update_document("ratios", append(10))  # another window, while this one waits
+    assert ledger.get_document("ratios") == [0, 1, 2]  # its own changes are not lost meanwhile
+    clock.now += 10
+    ledger.set_limit("m", 5)  # the disk again: the waiting changes go onto the other's
+    assert ledger.get_document("ratios") == [0, 10, 1, 2]
+    assert other.get_document("ratios") == [0, 10, 1, 2]
+    ledger.close()
+    other.close()
+
+
+def test_what_waits_for_a_lock_is_written_at_close(tmp_path: Path) -> None:
+    """What was learned in the pause after a lock was lost at shutdown, even a clean one."""
+    directory = tmp_path / "l"
+    clock = Clock()
+    ledger = Ledger(directory, clock=clock)
+    holder = sqlite3.connect(
+        directory / "cache.db", timeout=0, isolation_level=None, check_same_thread=False
+    )
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    ledger.put_actuals("f", {"a": 1})  # waits its second: the disk is paused
+    release.start()
+    for i in range(25):
+        ledger.append_usage({"n": i})
+        ledger.update_document("n", add_one)
+    ledger.close()  # the pause is not over (the clock stands still): close waits for the lock
+    release.join()
+    holder.close()
+    reopened = Ledger(directory)
+    assert [record["n"] for record in reopened.recent_usage()] == list(range(25))
+    assert reopened.get_document("n") == 25 and reopened.get_actual("f", "a") == 1
+    reopened.close()
+
+
+@pytest.mark.parametrize("where", ["disk", "memory"])
+def test_sums_stay_finite(tmp_path: Path, where: str) -> None:
+    """A cost stored as Infinity (an absurd price) is not JSON: the dashboard's answer could not
+    be parsed by VS Code, and SQLite cannot read it."""
+    ledger = Ledger(tmp_path / "l" if where == "disk" else None)
+    ledger.append_usage({"modelId": "a", "costUsd": 1.5})
+    ledger.append_usage({"modelId": "a", "costUsd": float("inf")})
+    ledger.append_usage({"modelId": "a", "costUsd": 1e308, "big": 1e308})
+    ledger.append_usage({"modelId": "a", "costUsd": 1e308, "big": 1e308})
+    sums = ledger.usage_sums(["costUsd", "big"], fields={"modelId": "a"})
+    assert sums["big"] is None  # 2e308 is not a number to show
+    assert sums["costUsd"] is None or math.isfinite(sums["costUsd"])
+    assert [r["costUsd"] for r in ledger.recent_usage(fields={"modelId": "a"})] == [
+        1.5,
+        None,  # stored as null
+        1e308,
+        1e308,
+    ]
+    assert ledger.persistent is (where == "disk")
+    ledger.close()

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from tokengauge.messages import converter, unstructure
+from tokengauge.messages import camel, converter, unstructure
 
 Outcome = Literal["answered", "failed", "cancelled"]
 RequestKind = Literal["turn", "helper", "summarize"]
@@ -80,12 +80,27 @@ class RequestRecord:
         return data
 
 
+def stored(field: str) -> str:
+    """The name a `RequestRecord` field has in the stored JSON (what the ledger selects and sums
+    by)."""
+    if field not in attrs.fields_dict(RequestRecord):
+        raise AttributeError(f"RequestRecord has no field {field!r}")
+    return camel(field)
+
+
 def read_record(data: Mapping[str, object]) -> RequestRecord | None:
-    """A stored record, or None for anything else (an older server's records, damage)."""
+    """A stored record, or None for anything else (an older server's records, damage). A cost
+    that is not finite (an absurd price made one infinite) is read as unknown, and a ratio that
+    is not finite is left out: the dashboard's sums stay numbers."""
     try:
         record = converter.structure(dict(data), RequestRecord)
     except Exception:
         return None
     if not (math.isfinite(record.time) and record.window > 0):
         return None
-    return record
+    cost = record.cost_usd
+    return attrs.evolve(
+        record,
+        cost_usd=cost if cost is not None and math.isfinite(cost) else None,
+        ratios={name: value for name, value in record.ratios.items() if math.isfinite(value)},
+    )

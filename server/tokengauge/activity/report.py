@@ -40,7 +40,7 @@ def dashboard_script() -> str:
 def report_data(ledger: Ledger, now: float, days: int) -> DashboardData:
     """The dashboard of the requests `ledger` kept over the last `days` days."""
     since = kept_since(now, days)
-    records = [record for record in map(read_record, ledger.recent_usage()) if record]
+    records = [record for record in map(read_record, ledger.recent_usage(since=since)) if record]
     kept = [record for record in records if record.time >= since]
     return build(kept, models_seen(kept), now, days)
 

@@ -311,9 +311,7 @@ class Calibration:
         """
         actual = usage.total_input_tokens
         if copilot_whole and copilot_whole >= COPILOT_RATIO_MIN_TOKENS:
-            observed = self._whole_ratios(model.id)
-            observed.append(max(0.05, actual / copilot_whole))
-            self.ledger.set_document(_whole_key(model.id), list(observed))
+            self._observe(_whole_key(model.id), max(0.05, actual / copilot_whole))
         if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
             log.warning(
                 "%s: the API counted %d input tokens where we expected about %d; ignored",
@@ -405,10 +403,8 @@ class Calibration:
         against the old ones; a count the fit rejects as absurd teaches nothing either way."""
         if actual <= 0 or not estimate.features.messages:
             return False
-        fit = self.fit(model)
-        if not fit.update(request_features(estimate.features), actual):
+        if not self._update_fit(model, request_features(estimate.features), actual):
             return False
-        self.ledger.set_document(_fit_key(model.id), fit.to_json())
         self._store_actuals(model, estimate, actual, force)
         if copilot_messages:
             self._observe_copilot_ratio(model, estimate, actual, copilot_messages)
@@ -416,6 +412,22 @@ class Calibration:
         self._cautious.pop(model.id, None)
         self.epoch += 1
         return True
+
+    def _update_fit(self, model: ModelSpec, x: tuple[float, ...], actual: int) -> bool:
+        """Teach the model's fit that the API counted `actual` for features `x`, on the fit the
+        ledger holds (other windows sharing it learn too); False if it taught nothing."""
+        prior = prior_for(model)
+        taught = False
+
+        def learn(stored: object) -> object:
+            nonlocal taught
+            fit = ComponentFit.from_json(stored, prior) or ComponentFit.start(prior)
+            taught = fit.update(x, actual)
+            return fit.to_json()
+
+        document = self.ledger.update_document(_fit_key(model.id), learn)
+        self._fits[model.id] = ComponentFit.from_json(document, prior) or self.fit(model)
+        return taught
 
     def _store_actuals(
         self, model: ModelSpec, estimate: RequestEstimate, actual: int, force: bool
@@ -446,9 +458,7 @@ class Calibration:
         if copilot_messages < COPILOT_RATIO_MIN_TOKENS:
             return
         messages = actual - _tools_and_overhead(self.fit(model), estimate.features)
-        observed = self._ratios(model.id)
-        observed.append(max(0.05, messages / copilot_messages))
-        self.ledger.set_document(_copilot_key(model.id), list(observed))
+        self._observe(_copilot_key(model.id), max(0.05, messages / copilot_messages))
 
     def _ratios(self, model_id: str) -> collections.deque[float]:
         return self._observed(_copilot_key(model_id))
@@ -460,15 +470,18 @@ class Calibration:
         """The recent ratios kept under a ledger key."""
         ratios = self._observations.get(key)
         if ratios is None:
-            stored = self.ledger.get_document(key)
-            values = [
-                float(v)
-                for v in (stored if isinstance(stored, list) else [])
-                if isinstance(v, (int, float)) and math.isfinite(v) and v > 0
-            ]
-            ratios = collections.deque(values, maxlen=COPILOT_RATIO_WINDOW)
+            ratios = _recent_ratios(self.ledger.get_document(key))
             self._observations[key] = ratios
         return ratios
+
+    def _observe(self, key: str, ratio: float) -> None:
+        """One more ratio under a ledger key, added to those the ledger holds (other windows
+        sharing it observe too)."""
+
+        def add(stored: object) -> object:
+            return [*_recent_ratios(stored), ratio][-COPILOT_RATIO_WINDOW:]
+
+        self._observations[key] = _recent_ratios(self.ledger.update_document(key, add))
 
     def changed(self, model_id: str) -> None:
         """Something the model's counts depend on changed (what VS Code is told of its window)."""
@@ -495,6 +508,17 @@ class Calibration:
         if model_id not in self._walks:
             self._walks[model_id] = _walk_from(self.ledger.get_document(_walk_key(model_id)))
         return self._walks[model_id]
+
+
+def _recent_ratios(stored: object) -> collections.deque[float]:
+    """The ratios of a stored list (what is not a positive number left out), the newest
+    `COPILOT_RATIO_WINDOW`."""
+    values = [
+        float(v)
+        for v in (stored if isinstance(stored, list) else [])
+        if isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+    ]
+    return collections.deque(values, maxlen=COPILOT_RATIO_WINDOW)
 
 
 def _tools_and_overhead(fit: ComponentFit, request: RequestFeatures) -> float:

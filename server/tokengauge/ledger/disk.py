@@ -6,6 +6,8 @@ someone else then kills the process with SIGBUS. Without it no page is mapped, a
 exception like any other. Writes are batched (one transaction each) and culled afterwards; reads
 write nothing.
 
+The usage history is a table of the same database (`ledger.history`), one row per request.
+
 Failures fall into kinds that call for different answers (see `Failure`): another process holding
 the lock for a while is no reason to give up the disk; a damaged database is moved aside and a
 fresh one built; a directory that was deleted or replaced is built again; a read-only one is still
@@ -26,11 +28,20 @@ from typing import Final
 import attrs
 import diskcache
 
+from tokengauge.ledger.history import Entry, UsageTable, read_only_entries, split_lines
+
 log = logging.getLogger(__name__)
 
 SQLITE_TIMEOUT_SECONDS: Final = 1.0
 """How long one SQLite statement waits on another process's lock (diskcache's default is 60 s)."""
+USAGE_TIMEOUT_SECONDS: Final = 5.0
+"""…and how long a usage record waits: a request's record is worth a slower answer (a record
+left waiting in memory is lost if the process is killed)."""
+OPEN_WAIT_SECONDS: Final = 5.0
+"""How long opening waits out a lock held by another process before reading without writing."""
 DB_NAME: Final = "cache.db"
+OLD_USAGE_KEY: Final = "usage"
+"""Where an older ledger kept its usage history: one diskcache value of JSON lines."""
 
 
 class Failure(enum.Enum):
@@ -89,7 +100,21 @@ class DiskStore:
             sqlite_journal_mode="delete",  # no WAL: nothing memory-mapped (see the docstring)
             sqlite_mmap_size=0,
         )
+        try:
+            self.usage = UsageTable(directory / DB_NAME, USAGE_TIMEOUT_SECONDS)
+            self._adopt_old_usage(time.time())
+        except BaseException:
+            self.cache.close()
+            raise
         self._identity = _identity(directory / DB_NAME)
+
+    def _adopt_old_usage(self, now: float) -> None:
+        """Move an older ledger's usage value into the table (once), then remove it."""
+        old = self.cache.get(OLD_USAGE_KEY)
+        if old is None:
+            return
+        self.usage.adopt(split_lines(old), now)
+        self.cache.delete(OLD_USAGE_KEY)
 
     def still_there(self) -> bool:
         """Whether the database file is the one opened (not deleted, not replaced)."""
@@ -105,6 +130,7 @@ class DiskStore:
     def close(self) -> None:
         """Close, never raising."""
         try:
+            self.usage.close()
             self.cache.close()
         except Exception as exc:
             log.debug("ledger at %s did not close cleanly: %s", self.directory, reason(exc))
@@ -141,21 +167,28 @@ def try_open(directory: Path, size_limit_bytes: int) -> DiskStore | None:
 @attrs.frozen
 class Opening:
     """How opening a ledger directory went: the store (None: memory), a read-only ledger's rows
-    to keep in memory, the kind of trouble (if any) and what to say about it."""
+    and usage records to keep in memory, the kind of trouble (if any) and what to say about it."""
 
     store: DiskStore | None
     message: str
     failure: Failure | None = None
     rows: list[tuple[str, object]] = attrs.field(factory=list)
+    usage: list[Entry] = attrs.field(factory=list)
 
 
-def open_store(directory: Path, size_limit_bytes: int, row_limit: int) -> Opening:
+def open_store(directory: Path, size_limit_bytes: int, row_limit: int, usage_limit: int) -> Opening:
     """Open the ledger in `directory`; a damaged one is moved aside and a new one started, a
-    read-only one is read (at most `row_limit` rows)."""
-    try:
-        return Opening(DiskStore(directory, size_limit_bytes), f"ledger at {directory} opened")
-    except Exception as exc:
-        failure = exc
+    read-only one is read (at most `row_limit` rows and `usage_limit` usage records); one
+    locked by another process (another window starting at the same moment) is waited for."""
+    deadline = time.monotonic() + OPEN_WAIT_SECONDS
+    while True:
+        try:
+            return Opening(DiskStore(directory, size_limit_bytes), f"ledger at {directory} opened")
+        except Exception as exc:
+            failure = exc
+        if classify(failure) is not Failure.BUSY or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     if classify(failure) is Failure.DAMAGED and (moved := move_aside(directory)) is not None:
         store = try_open(directory, size_limit_bytes)
         if store is not None:
@@ -166,7 +199,7 @@ def open_store(directory: Path, size_limit_bytes: int, row_limit: int) -> Openin
                 Failure.DAMAGED,
             )
     try:
-        rows = list(read_only_rows(directory, row_limit))
+        rows, usage = read_only(directory, row_limit, usage_limit)
     except Exception as exc:
         log.debug("ledger at %s cannot be read either: %s", directory, reason(exc))
     else:
@@ -176,6 +209,7 @@ def open_store(directory: Path, size_limit_bytes: int, row_limit: int) -> Openin
             f"{len(rows)} entries, and what this session learns stays in memory",
             Failure.READ_ONLY,
             rows,
+            usage,
         )
     return Opening(
         None,
@@ -185,8 +219,11 @@ def open_store(directory: Path, size_limit_bytes: int, row_limit: int) -> Openin
     )
 
 
-def read_only_rows(directory: Path, limit: int) -> Iterator[tuple[str, object]]:
-    """The newest `limit` rows of a ledger that cannot be written, read without changing it."""
+def read_only(
+    directory: Path, limit: int, usage_limit: int
+) -> tuple[list[tuple[str, object]], list[Entry]]:
+    """The newest `limit` rows and `usage_limit` usage records of a ledger that cannot be
+    written, read without changing it."""
     database = directory / DB_NAME
     uri = f"{database.resolve().as_uri()}?mode=ro&immutable=1"
     connection = sqlite3.connect(uri, uri=True)
@@ -196,8 +233,14 @@ def read_only_rows(directory: Path, limit: int) -> Iterator[tuple[str, object]]:
             "ORDER BY access_time DESC LIMIT ?",
             (limit,),
         ).fetchall()
+        usage = read_only_entries(connection, usage_limit)
     finally:
         connection.close()
+    return list(_values(directory, rows)), usage
+
+
+def _values(directory: Path, rows: list[tuple[object, ...]]) -> Iterator[tuple[str, object]]:
+    """The keys and values of diskcache rows (text kept in files read from them)."""
     for key, mode, filename, value in rows:
         if not isinstance(key, str):
             continue

@@ -1,11 +1,18 @@
 """The persistent ledger: what the LLM APIs really counted, and what tokengauge learned from it.
 
 The ledger keeps the token counts the APIs report per message digest, calibration's documents and a
-learned context limit per model, JSON documents (discovered models, the most asked strings) and a
-bounded history of recent usage records. It lives in a `diskcache.Cache` (`ledger.disk`), shared
-by every tokengauge process using the same directory, with bounded in-memory stores in front:
-everything written or read this session is kept there too, so nothing learned is lost whatever
-happens to the disk.
+learned context limit per model, JSON documents (discovered models, the most asked strings) and the
+usage history, one record per request, kept for as many days as the caller says
+(`drop_usage_before`). It lives in a `diskcache.Cache` and a table beside it (`ledger.disk`,
+`ledger.history`), shared by every tokengauge process using the same directory (each VS Code
+window runs one), with bounded in-memory stores in front: everything written or read this session
+is kept there too, so nothing learned is lost whatever happens to the disk.
+
+Processes sharing the directory add to it without overwriting each other: a usage record is one
+row inserted; a document that accumulates what is learned (calibration's fit, its observed
+ratios) is changed by `update_document`, a read-modify-write in one transaction applied to what
+the disk holds, so the other windows' learning is merged, not replaced. A change made while the
+disk is busy is applied again to the disk's document when it is free.
 
 The disk must never take the server down, nor lose what it holds for a passing reason:
 - another process holding the lock (SQLite waits 1 s): this call is served from memory, writes
@@ -19,8 +26,8 @@ The disk must never take the server down, nor lose what it holds for a passing r
 - anything else (disk full, I/O errors): memory for the rest of the session, with a warning.
 Each kind of trouble is logged once, naming the directory and the reason.
 
-Keys are strings (``actual␟family␟digest``, ``limit␟model``, ``document␟name``,
-``usage``, joined by U+001F; diskcache would pickle tuples). Values are ints, floats and JSON
+Keys are strings (``actual␟family␟digest``, ``limit␟model``, ``document␟name``, joined by
+U+001F; diskcache would pickle tuples). Values are ints, floats and JSON
 text; nothing is pickled, and the ledger never receives secrets.
 """
 
@@ -38,6 +45,7 @@ from typing import Final, TypeGuard, TypeVar
 import cachetools
 
 from tokengauge.ledger.disk import (
+    OLD_USAGE_KEY,
     DiskStore,
     Failure,
     classify,
@@ -46,6 +54,7 @@ from tokengauge.ledger.disk import (
     reason,
     try_open,
 )
+from tokengauge.ledger.history import Entry, Match, decode, entry, split_lines, sums
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +62,11 @@ MEMORY_ACTUALS_LIMIT: Final = 250_000
 """Entries of the in-memory actuals store (LRU)."""
 MEMORY_OTHER_LIMIT: Final = 16_384
 """Entries of the in-memory store of limits and documents (LRU)."""
+MEMORY_USAGE_LIMIT: Final = 50_000
+"""Usage records kept in memory (this session's, or a read-only ledger's newest)."""
+CLOSE_WAIT: Final = 2.0
+"""Seconds `close` goes on trying a locked disk for what still waits (the language client kills
+a server that has not exited about 4 s after asking it to stop)."""
 BUSY_PAUSE: Final = 5.0
 """Seconds the disk is left alone after another process held its lock too long."""
 MAX_REBUILDS: Final = 3
@@ -61,7 +75,6 @@ MAX_REBUILDS: Final = 3
 _MAX_SQLITE_INT: Final = 2**63 - 1
 LEDGER_DIR: Final = "ledger"
 """The ledger's folder under the server's storage directory."""
-_USAGE_KEY: Final = "usage"
 _SEPARATOR: Final = "\x1f"
 _ACTUAL: Final = "actual"
 
@@ -80,24 +93,21 @@ class Ledger:
         directory: Path | None,
         *,
         size_limit_bytes: int = 256 * 2**20,
-        history_limit: int = 2_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Open the ledger in `directory`, or keep it in memory only when `directory` is None."""
         if size_limit_bytes <= 0:
             raise ValueError(f"size_limit_bytes must be positive, not {size_limit_bytes}")
-        if history_limit < 0:
-            raise ValueError(f"history_limit must not be negative, not {history_limit}")
         self._directory = directory
         self._size_limit = size_limit_bytes
-        self._history_limit = history_limit
         self._clock = clock
         self._lock = threading.RLock()
         self._actuals: cachetools.LRUCache[str, int] = cachetools.LRUCache(MEMORY_ACTUALS_LIMIT)
         self._other: cachetools.LRUCache[str, object] = cachetools.LRUCache(MEMORY_OTHER_LIMIT)
-        self._usage: collections.deque[str] = collections.deque(maxlen=history_limit or None)
+        self._usage: collections.deque[Entry] = collections.deque(maxlen=MEMORY_USAGE_LIMIT)
         self._dirty: dict[str, None] = {}  # keys written to memory, not yet to disk
-        self._dirty_usage: list[str] = []
+        self._changes: dict[str, list[Callable[[object], object]]] = {}  # documents' changes
+        self._dirty_usage: list[Entry] = []
         self._store: DiskStore | None = None
         self._read_only = False
         self._paused_until = 0.0
@@ -168,82 +178,149 @@ class Ledger:
 
     def get_document(self, name: str) -> object | None:
         """A JSON document stored under `name` (e.g. a provider's discovered models), if any."""
-        stored = self._get_other(_key("document", name))
-        if not isinstance(stored, str):
-            return None
-        try:
-            document: object = json.loads(stored)
-        except ValueError:
-            return None
-        return document
+        return _loads(self._get_other(_key("document", name)))
 
     def set_document(self, name: str, value: object) -> None:
         """Store a JSON-able document under `name`; TypeError if it is not JSON-able."""
-        self._set_other(_key("document", name), json.dumps(value, separators=(",", ":")))
+        self._set_other(_key("document", name), _dumps(value))
+
+    def update_document(self, name: str, change: Callable[[object], object]) -> object:
+        """Change the document under `name` by `change` (the stored document, None if there is
+        none, to the new one) and return the new one: on the disk in one transaction, so what
+        other processes stored meanwhile is changed rather than overwritten; in memory (and on
+        the disk once it is free) when the disk is busy. TypeError if the result is not JSON-able.
+        """
+        key = _key("document", name)
+        store = self._usable()
+        if store is not None and not self._read_only:
+            with self._lock:
+                if key not in self._changes:  # nothing of this key waits: change the disk's
+                    try:
+                        return self._change_on_disk(store, key, [change], pending=False)
+                    except Exception as exc:
+                        self._failed(store, exc)
+        with self._lock:
+            new = change(_loads(self._other.get(key)))
+            self._other[key] = _dumps(new)
+            if self._store is not None and not self._read_only:
+                self._changes.setdefault(key, []).append(change)
+        return new
+
+    def _change_on_disk(
+        self,
+        store: DiskStore,
+        key: str,
+        changes: Sequence[Callable[[object], object]],
+        *,
+        pending: bool,
+    ) -> object:
+        """Apply `changes` to the disk's document in one transaction (to memory's when the disk
+        has none; `pending`: memory's has them already); memory then holds the result. Call
+        with the lock."""
+        with store.cache.transact():
+            stored = store.cache.get(key)
+            document = _loads(self._other.get(key) if stored is None else stored)
+            if stored is None and pending:
+                changes = []
+            for change in changes:
+                document = change(document)
+            text = _dumps(document)
+            store.cache.set(key, text)
+        self._other[key] = text
+        self._dirty.pop(key, None)
+        return document
 
     def append_usage(self, record: Mapping[str, object]) -> None:
-        """Append a usage record, keeping the newest `history_limit`; TypeError if not JSON-able."""
-        line = json.dumps(dict(record), separators=(",", ":"))  # Escapes every newline.
-        if self._history_limit == 0:
-            return
+        """Append a usage record (its `time` says when it ended; now if it has none); TypeError
+        if it is not JSON-able. It is on the disk when this returns, unless the disk is busy."""
+        item = entry(record, time.time())
         with self._lock:
-            self._usage.append(line)
+            self._usage.append(item)
             if self._store is not None and not self._read_only:
-                self._dirty_usage = [*self._dirty_usage, line][-self._history_limit :]
+                self._dirty_usage.append(item)
         self._flush()
 
-    def recent_usage(self, limit: int | None = None) -> list[dict[str, object]]:
-        """The newest `limit` usage records (all kept when None), newest last."""
-        if self._history_limit == 0 or (limit is not None and limit <= 0):
+    def recent_usage(
+        self,
+        limit: int | None = None,
+        *,
+        since: float | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> list[dict[str, object]]:
+        """The newest `limit` usage records (all when None), newest last: those that ended at
+        `since` or later, with the given exact `fields` values, when these are given."""
+        if limit is not None and limit <= 0:
             return []
-        stored = self._read(lambda store: store.cache.get(_USAGE_KEY))
+        match = Match(since, fields or {})
+        stored = self._read(lambda store: store.usage.read(match, limit))
         with self._lock:
-            if isinstance(stored, str):
-                lines = _split_lines(stored) + self._dirty_usage
-            else:
-                lines = list(self._usage)
+            entries = list(self._usage) if stored is None else stored + self._dirty_usage
         records = [
-            record for record in map(_decode, lines[-self._history_limit :]) if record is not None
+            record
+            for item in entries
+            if (record := decode(item.line)) is not None and match.admits(item, record)
         ]
         return records if limit is None else records[-limit:]
 
-    def drop_usage_before(self, oldest: float) -> None:
-        """Forget the usage records older than `oldest` (a Unix time), on disk too."""
-
-        def kept(line: str) -> bool:
-            record = _decode(line)
-            when = record.get("time") if record is not None else None
-            return isinstance(when, (int, float)) and when >= oldest
-
+    def usage_sums(
+        self,
+        names: Sequence[str],
+        *,
+        since: float | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> dict[str, float | None]:
+        """The sum of each numeric field `names` over the records `recent_usage` would give for
+        `since` and `fields` (None where none has a number), without decoding them all."""
+        match = Match(since, fields or {})
+        stored = self._read(lambda store: store.usage.sums(match, names))
         with self._lock:
-            self._usage = collections.deque(filter(kept, self._usage), maxlen=self._usage.maxlen)
-            self._dirty_usage = list(filter(kept, self._dirty_usage))
+            if stored is None:
+                return sums(self._usage, match, names)
+            waiting = sums(self._dirty_usage, match, names)
+        return {name: _add(stored[name], waiting[name]) for name in names}
+
+    def drop_usage_before(self, oldest: float) -> None:
+        """Forget the usage records that ended before `oldest` (a Unix time), on disk too."""
+        with self._lock:
+            kept = (item for item in self._usage if item.time >= oldest)
+            self._usage = collections.deque(kept, maxlen=MEMORY_USAGE_LIMIT)
+            self._dirty_usage = [item for item in self._dirty_usage if item.time >= oldest]
         store = self._usable()
         if store is None or self._read_only:
             return
         try:
-            with store.cache.transact():
-                lines = _split_lines(store.cache.get(_USAGE_KEY))
-                fresh = list(filter(kept, lines))
-                if len(fresh) < len(lines):
-                    store.cache.set(_USAGE_KEY, "\n".join(fresh))
+            store.usage.drop_before(oldest)
         except Exception as exc:
             self._failed(store, exc)
 
     def close(self) -> None:
-        """Write what is still waiting, then close the disk store; memory keeps working."""
-        self._flush()
+        """Write what is still waiting (trying a locked disk for up to `CLOSE_WAIT` seconds),
+        then close the disk store; memory keeps working."""
+        deadline = time.monotonic() + CLOSE_WAIT
+        while True:
+            self._paused_until = 0.0  # what waits for a lock must not be lost at the end
+            self._flush()
+            if not self._waiting() or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
         with self._lock:
             store, self._store = self._store, None
         if store is not None:
             store.close()
+
+    def _waiting(self) -> bool:
+        """Whether anything still waits for the disk."""
+        with self._lock:
+            return self._store is not None and bool(
+                self._dirty or self._changes or self._dirty_usage
+            )
 
     # The memory stores in front of the disk.
 
     def _get_other(self, key: str) -> object:
         found = self._read(lambda store: store.cache.get(key))
         with self._lock:
-            if found is not None and key not in self._dirty:
+            if found is not None and key not in self._dirty and key not in self._changes:
                 self._other[key] = found
             return self._other.get(key)
 
@@ -293,26 +370,25 @@ class Ledger:
             items = {key: self._memory_value(key) for key in self._dirty}
             usage = list(self._dirty_usage)
             try:
+                if usage:  # first: it waits longer for a lock (`USAGE_TIMEOUT_SECONDS`)
+                    store.usage.append(usage)
+                    del self._dirty_usage[: len(usage)]
                 if items:
                     store.write({k: v for k, v in items.items() if v is not None})
-                if usage:
-                    self._append_usage_lines(store, usage)
+                for key in items:
+                    self._dirty.pop(key, None)
+                for key, changes in list(self._changes.items()):
+                    self._change_on_disk(store, key, changes, pending=True)
+                    del self._changes[key]
             except Exception as exc:
                 self._failed(store, exc)
-                return
-            for key in items:
-                self._dirty.pop(key, None)
-            del self._dirty_usage[: len(usage)]
-
-    def _append_usage_lines(self, store: DiskStore, lines: list[str]) -> None:
-        with store.cache.transact():  # Atomic read-modify-write, also against other processes.
-            kept = _split_lines(store.cache.get(_USAGE_KEY)) + lines
-            store.cache.set(_USAGE_KEY, "\n".join(kept[-self._history_limit :]))
 
     def _failed(self, store: DiskStore, exc: Exception) -> None:
         kind = classify(exc)
         if kind is Failure.GONE and store.still_there():
             kind = Failure.READ_ONLY  # its journal cannot be created next to it
+        elif kind is Failure.READ_ONLY and not store.still_there():
+            kind = Failure.GONE  # SQLite refuses to write a database file deleted under it
         if kind is Failure.BUSY:
             self._paused_until = self._clock() + BUSY_PAUSE
             self._warn(kind, "is locked by another process (%s); data waits in memory", exc)
@@ -343,6 +419,7 @@ class Ledger:
                 return
             self._store = fresh
             self._dirty.update(dict.fromkeys([*self._actuals.keys(), *self._other.keys()]))
+            self._changes.clear()  # memory's documents hold them
             self._dirty_usage = list(self._usage)
         where = f"; the damaged one is at {moved}" if moved else ""
         self._warn(
@@ -358,6 +435,7 @@ class Ledger:
                 self._store.close()
             self._store = None
             self._dirty.clear()
+            self._changes.clear()
             self._dirty_usage.clear()
         self._warn(Failure.BROKEN, "failed (%s); using memory for the rest of this session", why)
 
@@ -371,13 +449,15 @@ class Ledger:
     # Opening.
 
     def _open(self, directory: Path) -> DiskStore | None:
-        opening = open_store(directory, self._size_limit, MEMORY_ACTUALS_LIMIT)
+        opening = open_store(directory, self._size_limit, MEMORY_ACTUALS_LIMIT, MEMORY_USAGE_LIMIT)
         log.log(logging.WARNING if opening.failure else logging.DEBUG, "%s", opening.message)
         if opening.failure is not None:
             self._warned.add(opening.failure)
+        self._usage.extend(opening.usage)
         for key, value in reversed(opening.rows):  # oldest first: the newest end most recent
-            if key == _USAGE_KEY and isinstance(value, str):
-                self._usage.extend(_split_lines(value))
+            if key == OLD_USAGE_KEY:  # an older ledger's history, read-only
+                lines = split_lines(value)
+                self._usage.extend(entry(r, 0.0) for r in map(decode, lines) if r is not None)
             elif key.startswith(_ACTUAL) and _is_count(value):
                 self._actuals[key] = value
             else:
@@ -393,13 +473,20 @@ def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_SQLITE_INT
 
 
-def _split_lines(stored: object) -> list[str]:
-    return stored.split("\n") if isinstance(stored, str) and stored else []
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
-def _decode(line: str) -> dict[str, object] | None:
+def _loads(stored: object) -> object:
+    """A stored document (None for anything that is not JSON text)."""
+    if not isinstance(stored, str):
+        return None
     try:
-        record = json.loads(line)
+        document: object = json.loads(stored)
     except ValueError:
         return None
-    return record if isinstance(record, dict) else None
+    return document
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return a if b is None else b if a is None else a + b

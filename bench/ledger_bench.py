@@ -1,0 +1,85 @@
+"""The usage history under load and under kills: what one more record costs as the history grows,
+and what SIGKILLs mid-write (one window, and two on one ledger) leave of what was acknowledged.
+
+    PYTHONPATH=. .venv/bin/python bench/ledger_bench.py [--quick]
+
+Run it with `PYTHONPATH=<a server folder>:.` instead to measure another version of the ledger
+(the kill loop's writers and checker use the same one). Prints what it measured; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.harness import kill_loop
+from tokengauge.ledger.store import Ledger
+
+RECORD = {
+    "modelId": "gpt-4o",
+    "kind": "turn",
+    "outcome": "answered",
+    "estimatedTokens": 31_250,
+    "window": 128_000,
+    "maxInputTokens": 111_616,
+    "conversation": "0f6c9a1e",
+    "inputTokens": 30_912,
+    "outputTokens": 412,
+    "costUsd": 0.0812,
+    "toolDocsSaved": 1_480,
+    "ratios": {"text": 1.02, "cjk": 1.0, "tools": 1.11, "message": 4.1, "fixed": 3.2},
+}
+
+
+def append_costs(sizes: list[int], samples: int) -> None:
+    """The median time of one `append_usage` once the history holds each of `sizes` records."""
+    with tempfile.TemporaryDirectory() as folder:
+        ledger = Ledger(Path(folder) / "ledger")
+        held = 0
+        for size in sizes:
+            now = time.time()
+            while held < size:
+                ledger.append_usage({**RECORD, "time": now - (size - held)})
+                held += 1
+            costs = []
+            for _ in range(samples):
+                start = time.perf_counter()
+                ledger.append_usage({**RECORD, "time": time.time()})
+                costs.append(time.perf_counter() - start)
+                held += 1
+            print(
+                f"append at {size:>6,} records: median {statistics.median(costs) * 1000:.2f} ms, "
+                f"max {max(costs) * 1000:.2f} ms ({samples} appends)"
+            )
+        ledger.close()
+
+
+def kills(rounds: int) -> None:
+    """The kill loop, one writer and two at once; the writers use this process's ledger."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[1:]))
+    for writers, count in ((1, rounds), (2, rounds // 2)):
+        with tempfile.TemporaryDirectory() as folder:
+            tally = kill_loop.run(Path(folder) / "ledger", count, writers, seed=writers, env=env)
+            print(kill_loop.summary(tally, f"{writers} writer{'s' * (writers > 1)}"))
+
+
+def main() -> None:
+    """Measure and print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few records and kills")
+    args = parser.parse_args()
+    if args.quick:
+        append_costs([0, 200], 5)
+        kills(4)
+    else:
+        append_costs([0, 2_000, 10_000], 50)
+        kills(50)
+
+
+if __name__ == "__main__":
+    main()
