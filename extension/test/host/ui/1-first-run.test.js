@@ -106,6 +106,9 @@ describe('a first run, in the workbench', function () {
             return texts.find((t) => /rejected the API key/.test(t));
         });
         assert.doesNotMatch(status, /sk-wrong-key-000|Error:|\n\s+at /);
+        // Named as the person named it, and a way out VS Code does not give for a group alone.
+        assert.match(status, /Wrong Key \(Manage Models\) rejected the API key/);
+        assert.match(status, /Run 'Token Gauge: Set API Key'/);
         await ui([{ shot: 'manage-models-rejected-key' }]);
     });
 
@@ -113,6 +116,7 @@ describe('a first run, in the workbench', function () {
         const done = vscode.commands.executeCommand('tokenGauge.addProvider');
         await ui([
             { waitText: 'Token Gauge: Add Provider' }, { type: 'Other OpenAI-compatible' }, { wait: 300 }, { shot: 'add-provider-presets' }, { press: 'Enter' },
+            { waitText: 'a name for' }, { press: 'Enter' }, // the name offered: openai-compatible
             { waitText: 'base URL' }, { type: `${UPSTREAM}/v1` }, { press: 'Enter' },
             { waitText: 'API key for' }, { type: KEY }, { press: 'Enter' },
         ]);
@@ -126,7 +130,10 @@ describe('a first run, in the workbench', function () {
 
     it('checks a key set with Set API Key, and says the provider rejected it', async () => {
         const done = vscode.commands.executeCommand('tokenGauge.setApiKey');
-        await ui([{ waitText: 'API key for openai-compatible' }, { type: 'sk-wrong-key-000' }, { press: 'Enter' }]);
+        await ui([
+            { waitText: 'API key for which provider?' }, { type: 'openai-compatible' }, { wait: 300 }, { press: 'Enter' },
+            { waitText: 'API key for openai-compatible' }, { type: 'sk-wrong-key-000' }, { press: 'Enter' },
+        ]);
         const text = await toast('rejected');
         assert.doesNotMatch(text, /sk-wrong-key-000/);
         await vscode.commands.executeCommand('notifications.showList');
