@@ -722,8 +722,10 @@ class Gauge:
         records = (read_record(data) for data in self.ledger.recent_usage(since=since))
         return [record for record in records if record is not None and record.time >= since]
 
-    def dashboard(self) -> dashboard.DashboardData:
-        """The dashboard's data: the requests kept, summed per day, model and conversation."""
+    def dashboard(self) -> Callable[[], dashboard.DashboardData]:
+        """The dashboard's data, to be made: the models' rows are taken now; reading the requests
+        kept and summing them per day, model and conversation is left to the caller's thread
+        (it reads only the ledger, which any thread may)."""
         models = [
             dashboard.ModelRow(
                 model.id,
@@ -734,9 +736,8 @@ class Gauge:
             )
             for model in self.catalog
         ]
-        return dashboard.build(
-            self.requests(), models, self._clock(), self.settings.usage_retention_days
-        )
+        now, days = self._clock(), self.settings.usage_retention_days
+        return lambda: dashboard.build(self.requests(), models, now, days)
 
     def status(self) -> Status:
         """Status-bar content: the last conversation request, else how many models are ready."""

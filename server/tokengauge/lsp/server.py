@@ -318,8 +318,11 @@ def create_server() -> TokenGaugeServer:
         return unstructure(ls.gauge.usage_report())
 
     @server.feature(protocol.DASHBOARD)
-    def dashboard(ls: TokenGaugeServer, params: Any) -> Any:
-        return ls.gauge.dashboard().to_json()
+    async def dashboard(ls: TokenGaugeServer, params: Any) -> Any:
+        # Off the loop: a month of a busy agent's history takes a while to read and sum, and
+        # counts must not wait for it.
+        data = await asyncio.to_thread(ls.gauge.dashboard())
+        return data.to_json()
 
     @server.feature(protocol.RECORD_USAGE)
     def record_usage(ls: TokenGaugeServer, params: Any) -> Any:
