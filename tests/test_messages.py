@@ -221,3 +221,16 @@ def test_invalid_input_is_a_value_error() -> None:
 def test_invalid_input_uses_the_given_name() -> None:
     with pytest.raises(InvalidInput, match=r"messages\[3\]"):
         structure({"role": "nobody"}, Message, "messages[3]")
+
+
+def test_numbers_json_cannot_carry_go_out_as_null(caplog: pytest.LogCaptureFixture) -> None:
+    """Python writes NaN and infinity as `NaN`/`Infinity`, which VS Code's client cannot parse (it
+    then stops the server): whatever the source, a payload goes out as JSON."""
+    inf, nan = float("inf"), float("nan")
+    payload = {"cost": inf, "history": [{"costUsd": -inf, "ratios": {"text": nan}}], "ok": 1.5}
+    out = unstructure(payload)
+    history = [{"costUsd": None, "ratios": {"text": None}}]
+    assert out == {"cost": None, "history": history, "ok": 1.5}
+    json.dumps(out, allow_nan=False)
+    assert unstructure(ToolCallPart("c", "t", {"x": inf}))["input"] == {"x": None}
+    assert "inf is not a JSON number" in caplog.text

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tokengauge import jsontext
-from tokengauge.messages import InvalidInput
+from tokengauge.cost import request_cost
+from tokengauge.messages import InvalidInput, Usage
 from tokengauge.settings import (
+    MAX_ATTEMPTS,
+    MAX_PRICE_PER_M_TOK,
+    MAX_RETENTION_DAYS,
+    MAX_TOKENS,
     MIN_TOOL_RESULT_TOKENS,
     ModelSettings,
     Pricing,
@@ -253,9 +261,7 @@ def test_headers_http_cannot_carry_are_dropped(log: pytest.LogCaptureFixture) ->
     assert len(warnings_of(log)) == 4
 
 
-@pytest.mark.parametrize(
-    "base_url", ["ftp://host/v1", "localhost:11434/v1", "http://[::1/v1", "http://h:99999/v1"]
-)
+@pytest.mark.parametrize("base_url", ["ftp://host/v1", "localhost:11434/v1", "http://h:99999/v1"])
 def test_a_base_url_that_is_not_one_is_warned_about(
     base_url: str, log: pytest.LogCaptureFixture
 ) -> None:
@@ -265,6 +271,39 @@ def test_a_base_url_that_is_not_one_is_warned_about(
     assert "not an http(s) URL" in warning
 
 
+@pytest.mark.parametrize("base_url", ["http://[::1", "http://[::1/v1", "https://[fe80::1/v1"])
+def test_a_base_url_that_cannot_be_taken_apart_is_refused(
+    base_url: str, log: pytest.LogCaptureFixture
+) -> None:
+    """Every request of such a provider failed with an internal error before it could say why
+    (discovery, the chat, the key check): the entry is ignored, said in words."""
+    providers = [{"id": "p", "baseUrl": base_url}, {"id": "q", "baseUrl": "http://h/v1"}]
+    settings = parse_settings({"providers": providers})
+    assert [p.id for p in settings.providers] == ["q"]
+    [warning] = warnings_of(log)
+    assert warning.startswith("invalid providers[0].baseUrl: it is not a URL (Invalid IPv6 URL)")
+    assert base_url not in warning  # a URL may carry a password
+    with pytest.raises(InvalidInput, match=r"params\.provider\.baseUrl: it is not a URL"):
+        parse_provider({"id": "g", "baseUrl": base_url}, "params.provider", managed=True)
+
+
+def test_a_provider_id_given_twice_keeps_its_first_entry(log: pytest.LogCaptureFixture) -> None:
+    """The second silently replaced the first (its URL got the first one's key)."""
+    providers = [
+        {"id": "openai", "baseUrl": "https://api.openai.com/v1"},
+        {"id": "local", "baseUrl": "http://127.0.0.1:8080/v1"},
+        {"id": "openai", "baseUrl": "http://127.0.0.1:9/v1"},
+    ]
+    settings = parse_settings({"providers": providers})
+    assert [(p.id, p.base_url) for p in settings.providers] == [
+        ("openai", "https://api.openai.com/v1"),
+        ("local", "http://127.0.0.1:8080/v1"),
+    ]
+    [warning] = warnings_of(log)
+    assert "providers[0] and providers[2] both have the id 'openai'" in warning
+    assert "providers[2] is ignored" in warning
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -272,6 +311,9 @@ def test_a_base_url_that_is_not_one_is_warned_about(
         pytest.param("contextWindow", 0, id="zero-window"),
         pytest.param("maxOutputTokens", -1, id="negative-output"),
         pytest.param("reservedOutputTokens", -4096, id="negative-reserve"),
+        pytest.param("contextWindow", 3, id="window-of-3"),  # it left 0 tokens of output
+        pytest.param("contextWindow", 10**15, id="absurd-window"),  # offered to VS Code
+        pytest.param("maxOutputTokens", MAX_TOKENS + 1, id="absurd-output"),
     ],
 )
 def test_sizes_that_are_not_token_counts_are_dropped(
@@ -287,11 +329,33 @@ def test_sizes_that_are_not_token_counts_are_dropped(
     assert field in warning
 
 
-def test_negative_prices_are_dropped(log: pytest.LogCaptureFixture) -> None:
-    pricing = {"inputPerMTok": -3, "outputPerMTok": 15}
+@pytest.mark.parametrize(
+    "pricing",
+    [
+        pytest.param({"inputPerMTok": -3, "outputPerMTok": 15}, id="negative"),
+        # Finite, but a request's cost at it was infinite, and JSON has no infinity.
+        pytest.param({"inputPerMTok": 1e308, "outputPerMTok": 15}, id="1e308"),
+        pytest.param(
+            {"inputPerMTok": 3, "outputPerMTok": 15, "cacheWritePerMTok": MAX_PRICE_PER_M_TOK * 2},
+            id="absurd-cache-write",
+        ),
+    ],
+)
+def test_prices_that_are_not_prices_are_dropped(
+    pricing: dict[str, float], log: pytest.LogCaptureFixture
+) -> None:
     settings = parse_settings({"models": [{"id": "m", "provider": "ollama", "pricing": pricing}]})
     assert settings.models[0].pricing is None
-    assert len(warnings_of(log)) == 1
+    [warning] = warnings_of(log)
+    assert "pricing must be from 0 to 100,000 US dollars per million tokens" in warning
+
+
+def test_the_highest_price_prices_the_most_tokens_finitely() -> None:
+    top = Pricing(*(MAX_PRICE_PER_M_TOK,) * 5)
+    most = 2**53 - 1  # the most tokens a JSON number carries exactly
+    usage = Usage(most, most, most, most // 2, most // 2, most)
+    cost = request_cost(usage, top)
+    assert cost is not None and math.isfinite(cost) and cost > 0
 
 
 def test_a_model_configured_twice_keeps_its_first_entry(log: pytest.LogCaptureFixture) -> None:
@@ -317,6 +381,31 @@ def test_max_attempts_is_a_sensible_count(value: Any, log: pytest.LogCaptureFixt
     settings = parse_settings({"maxAttempts": value, "idleTimeout": value})
     assert settings.max_attempts in (1, 3)
     assert settings.idle_timeout in (0.4, 120.0)
+
+
+@pytest.mark.parametrize(
+    ("key", "attribute", "value", "expected"),
+    [
+        pytest.param("usageRetentionDays", "usage_retention_days", 1e308, 3650, id="days-1e308"),
+        pytest.param("usageRetentionDays", "usage_retention_days", 10**15, 3650, id="days-10^15"),
+        pytest.param("usageRetentionDays", "usage_retention_days", 0.5, 1, id="days-half"),
+        pytest.param("maxAttempts", "max_attempts", 1e308, MAX_ATTEMPTS, id="attempts-1e308"),
+    ],
+)
+def test_counts_are_bounded(
+    key: str, attribute: str, value: float, expected: int, log: pytest.LogCaptureFixture
+) -> None:
+    """`usageRetentionDays: 1e308` failed the server's `initialize` (the oldest day kept
+    overflowed)."""
+    assert getattr(parse_settings({key: value}), attribute) == expected
+
+
+def test_the_longest_retention_is_the_manifests() -> None:
+    manifest = json.loads((Path(__file__).parents[1] / "package.json").read_text(encoding="utf-8"))
+    setting = manifest["contributes"]["configuration"]["properties"][
+        "tokenGauge.usageRetentionDays"
+    ]
+    assert (setting["minimum"], setting["maximum"]) == (1, MAX_RETENTION_DAYS)
 
 
 def test_a_preset_entry_keeps_what_it_gives(log: pytest.LogCaptureFixture) -> None:

@@ -1,7 +1,9 @@
 """The JSON shapes of DESIGN §3 as attrs classes, and the converter that reads and writes them.
 
 Python names are snake_case; on the wire every field is camelCase. Input from the extension is
-structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path.
+structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path;
+what goes out through `unstructure` carries no NaN or infinity (JSON has none: VS Code's client
+cannot read such a message, and stops the server), a last guard behind the sources' own bounds.
 Also here: the rules every reader of parts shares (VS Code's ephemeral data parts, text-like MIME
 types, JSON as an API sees it) and the token usage an API reports for a response.
 """
@@ -9,6 +11,8 @@ types, JSON as an API sees it) and the token usage an API reports for a response
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin
@@ -20,6 +24,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.strategies import configure_tagged_union
 
 from tokengauge.jsontext import NotJsonNumber
+
+log = logging.getLogger(__name__)
 
 _OMIT_KEY: Final = "omit_when_none"
 OMIT_WHEN_NONE: Final = {_OMIT_KEY: True}
@@ -203,6 +209,14 @@ def _is_list_type(kind: Any) -> bool:
     return get_origin(kind) is list
 
 
+def _json_number(value: float) -> float | None:
+    """A float as JSON can carry it: NaN and ±infinity become null (logged)."""
+    if math.isfinite(value):
+        return value
+    log.warning("%r is not a JSON number: sent as null", value)
+    return None
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=False)
 
@@ -234,6 +248,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(float, _strict_scalar(float, (int, float)))
     conv.register_structure_hook_factory(attrs.has, structure_factory)
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    conv.register_unstructure_hook(float, _json_number)
     attrs.resolve_types(ToolResultPart, globals(), locals())
     configure_tagged_union(
         Part,

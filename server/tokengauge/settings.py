@@ -4,9 +4,11 @@ Each field mirrors a `tokenGauge.*` VS Code setting. Invalid entries are logged 
 invalid scalars fall back to their defaults: a typo in settings never stops the server. Within an
 entry, a value that would make nonsense downstream is dropped the same way: a header no HTTP
 request can carry, a window, output cap or reservation that is not a sensible token count (a
-negative one made negative budgets), a price that is negative; a model configured twice keeps its
-first entry. A provider's `preset` (an API known by name) is resolved above this layer, by
-`upstream.presets`, which also knows what each name stands for.
+negative one made negative budgets, 10^18 was offered to VS Code), a price that is negative or
+absurd (its costs overflowed to infinity); a provider or a model configured twice keeps its first
+entry. The bounds on windows and prices here hold for what providers list too. A provider's
+`preset` (an API known by name) is resolved above this layer, by `upstream.presets`, which also
+knows what each name stands for.
 """
 
 from __future__ import annotations
@@ -27,6 +29,17 @@ T = TypeVar("T")
 
 MIN_TOOL_RESULT_TOKENS: Final = 256
 """`toolResultMaxTokens` below this would leave a tool result no use to the model."""
+MIN_WINDOW: Final = 256
+"""The smallest window taken as a model's: less leaves no room for a request and its answer."""
+MAX_TOKENS: Final = 100_000_000
+"""The largest window or output cap taken as a model's (the largest windows are 10M tokens)."""
+MAX_PRICE_PER_M_TOK: Final = 100_000.0
+"""The highest price per million tokens taken as one (list prices stay under $1,000): above it a
+price is a mistake, and the costs of a few requests could overflow to infinity."""
+MAX_RETENTION_DAYS: Final = 3650
+"""The longest `usageRetentionDays` (the manifest's maximum)."""
+MAX_ATTEMPTS: Final = 10
+"""The most tries `maxAttempts` may ask for (each waits twice as long as the one before)."""
 
 Dialect = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
@@ -138,6 +151,20 @@ class ServerSettings:
     """Days the usage history keeps a request (the dashboard's reach)."""
 
 
+def token_count(value: object, least: int) -> int | None:
+    """`value` if it is an integer from `least` to `MAX_TOKENS`, else None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if least <= value <= MAX_TOKENS else None
+
+
+def is_price(value: object) -> bool:
+    """Whether `value` is a price per million tokens: a number from 0 to `MAX_PRICE_PER_M_TOK`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 <= value <= MAX_PRICE_PER_M_TOK
+
+
 def _entries(options: dict[str, Any], key: str, parse: Callable[[Any, str], T]) -> list[T]:
     raw = options.get(key)
     if raw is None:
@@ -174,8 +201,13 @@ _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 def parse_provider(raw: Any, where: str, *, managed: bool = False) -> ProviderSettings:
     """One provider entry (of settings, or of Manage Models when `managed`), without the
-    headers HTTP cannot carry; `InvalidInput` for an entry that is not one."""
+    headers HTTP cannot carry; `InvalidInput` for an entry that is not one, or whose base URL
+    cannot even be taken apart (every request would fail before it could say why)."""
     provider = structure(raw, ProviderSettings, where)
+    try:
+        urlsplit(provider.base_url)
+    except ValueError as exc:  # an unclosed IPv6 bracket
+        raise InvalidInput(f"invalid {where}.baseUrl: it is not a URL ({exc})") from None
     return attrs.evolve(_checked_provider(provider), managed=managed)
 
 
@@ -211,28 +243,54 @@ def _is_http_url(text: str) -> bool:
 def _checked_model(model: ModelSettings) -> ModelSettings:
     """The model without the sizes and prices that are not sensible (each logged)."""
     floors = {
-        "context_window": 2,
+        "context_window": MIN_WINDOW,
         "max_output_tokens": 1,
         "reserved_output_tokens": 0,
-        "num_ctx": 256,
+        "num_ctx": MIN_WINDOW,
     }
     changes: dict[str, Any] = {}
     for field, floor in floors.items():
         value = getattr(model, field)
-        if value is not None and value < floor:
+        if value is not None and token_count(value, floor) is None:
             log.warning(
-                "model %s: %s must be at least %d, got %d: ignored",
+                "model %s: %s must be from %s to %s, got %s: ignored",
                 model.id,
                 camel(field),
-                floor,
-                value,
+                f"{floor:,}",
+                f"{MAX_TOKENS:,}",
+                f"{value:,}",
             )
             changes[field] = None
     prices = attrs.astuple(model.pricing) if model.pricing else ()
-    if any(price is not None and not 0 <= price < math.inf for price in prices):
-        log.warning("model %s: pricing must not be negative: ignored", model.id)
+    if not all(price is None or is_price(price) for price in prices):
+        log.warning(
+            "model %s: pricing must be from 0 to %s US dollars per million tokens: ignored",
+            model.id,
+            f"{MAX_PRICE_PER_M_TOK:,.0f}",
+        )
         changes["pricing"] = None
     return attrs.evolve(model, **changes)
+
+
+def _unique_providers(
+    providers: list[tuple[str, ProviderSettings]],
+) -> tuple[ProviderSettings, ...]:
+    """The providers, an id given twice kept in its first entry only (each entry named by its
+    place in `providers`)."""
+    kept: dict[str, tuple[str, ProviderSettings]] = {}
+    for where, provider in providers:
+        first = kept.get(provider.id)
+        if first is None:
+            kept[provider.id] = (where, provider)
+        else:
+            log.warning(
+                "%s and %s both have the id %r: %s is ignored (give each provider its own id)",
+                first[0],
+                where,
+                provider.id,
+                where,
+            )
+    return tuple(provider for _, provider in kept.values())
 
 
 def _unique_models(models: list[ModelSettings]) -> tuple[ModelSettings, ...]:
@@ -252,19 +310,21 @@ def parse_settings(options: Any) -> ServerSettings:
     if not isinstance(options, dict):
         log.warning("initializationOptions must be an object: using defaults")
         return ServerSettings()
-    providers = _entries(options, "providers", parse_provider)
+    providers = _entries(
+        options, "providers", lambda raw, where: (where, parse_provider(raw, where))
+    )
     return ServerSettings(
         storage_dir=_scalar(options, "storageDir", str, None),
-        providers=tuple(providers) if "providers" in options else DEFAULT_PROVIDERS,
+        providers=_unique_providers(providers) if "providers" in options else DEFAULT_PROVIDERS,
         models=_unique_models(_entries(options, "models", _model)),
         log_level=_scalar(options, "logLevel", LogLevel, "info"),
         connect_timeout=_positive(options, "connectTimeout", 15.0),
         idle_timeout=_positive(options, "idleTimeout", 120.0),
         response_timeout=_positive(options, "responseTimeout", 1800.0),
-        max_attempts=max(1, int(_positive(options, "maxAttempts", 3))),
+        max_attempts=_whole(options, "maxAttempts", 3, MAX_ATTEMPTS),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
-        usage_retention_days=max(1, int(_positive(options, "usageRetentionDays", 30))),
+        usage_retention_days=_whole(options, "usageRetentionDays", 30, MAX_RETENTION_DAYS),
     )
 
 
@@ -285,3 +345,12 @@ def _positive(options: dict[str, Any], key: str, default: float) -> float:
         log.warning("%s must be positive, got %r: using %r", key, value, default)
         return default
     return float(value)
+
+
+def _whole(options: dict[str, Any], key: str, default: int, most: int) -> int:
+    """A positive setting as a whole number from 1 to `most` (above it: `most`, warned)."""
+    value = _positive(options, key, default)
+    if value > most:
+        log.warning("%s must be at most %s, got %r: using %s", key, f"{most:,}", value, f"{most:,}")
+        return most
+    return max(1, int(value))

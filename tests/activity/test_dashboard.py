@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import json
+import math
 
 import pytest
 
@@ -98,6 +100,18 @@ def test_stored_records_read_back_and_others_are_skipped():
     assert read_record({"kind": "usage", "time": NOW, "modelId": "gpt-4o"}) is None  # older form
     assert read_record({**stored, "window": 0}) is None
     assert read_record({**stored, "outcome": "exploded"}) is None
+
+
+def test_a_stored_infinite_cost_reads_as_unknown():
+    """A price of 1e308 made costs infinite, kept in the history for the whole retention: read
+    back, they must leave the dashboard's sums numbers JSON can carry."""
+    stored = record(TODAY + 300).to_json()  # as an older server wrote it (JSON's "Infinity")
+    read = read_record(stored | {"costUsd": math.inf, "ratios": {"text": math.nan, "cjk": 1.5}})
+    assert read is not None and read.cost_usd is None and read.ratios == {"cjk": 1.5}
+    data = build([*RECORDS, read], models_seen(RECORDS), NOW, 30).to_json()
+    json.dumps(data, allow_nan=False)
+    assert data["totals"]["requests"] == len(RECORDS) + 1
+    assert data["totals"]["costUsd"] == pytest.approx(0.76)
 
 
 def test_retention():

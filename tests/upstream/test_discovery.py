@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import attrs
@@ -71,6 +72,18 @@ def test_ollama_show_fixture(wire: Path):
         ),
         pytest.param(
             {"id": "m", "context_length": True, "max_tokens": -5}, DiscoveredModel("m"), id="junk"
+        ),
+        # 10^18 was offered to VS Code; a window of 2 or 3 tokens left 0 for output.
+        pytest.param(
+            {"id": "m", "context_length": 10**18, "max_tokens": 10**18},
+            DiscoveredModel("m"),
+            id="absurdly-large",
+        ),
+        pytest.param({"id": "m", "context_length": 3}, DiscoveredModel("m"), id="window-of-3"),
+        pytest.param(
+            {"id": "m", "context_length": 10**18, "top_provider": {"context_length": 65_536}},
+            DiscoveredModel("m", None, 65_536),
+            id="absurd-one-of-two",
         ),
     ],
 )
@@ -203,6 +216,10 @@ def test_openrouter_pricing_per_token_strings_become_per_million():
         pytest.param({"prompt": "-1", "completion": "-1"}, id="variable-router"),
         pytest.param({"prompt": "0.000001"}, id="no-output-price"),
         pytest.param({"prompt": "cheap", "completion": "0.000002"}, id="not-a-number"),
+        # Per million tokens, infinity: every cost at it, then the whole usage report, was not JSON.
+        pytest.param({"prompt": "1e308", "completion": "0.000002"}, id="1e308"),
+        pytest.param({"prompt": "0.000001", "completion": 1.0}, id="a-million-dollars"),
+        pytest.param({"prompt": "nan", "completion": "0.000002"}, id="nan"),
         pytest.param("free", id="not-an-object"),
     ],
 )
@@ -238,14 +255,18 @@ def test_discovered_prices_are_kept_in_the_ledger_documents():
     assert "pricing" not in documents[1]
     assert from_documents(documents) == models
     # Documents from before prices were kept, and prices that are not prices.
-    assert from_documents([{"id": "old", "name": None, "context_window": 10}]) == [
-        DiscoveredModel("old", None, 10)
+    assert from_documents([{"id": "old", "name": None, "context_window": 8192}]) == [
+        DiscoveredModel("old", None, 8192)
     ]
     bad = {"id": "m", "pricing": {"input_per_m_tok": -1.0, "output_per_m_tok": 2.0}}
     assert from_documents([bad, {"id": "n", "pricing": {"bogus": 1}}]) == [
         DiscoveredModel("m"),
         DiscoveredModel("n"),
     ]
+    # Kept by a server before listings were bounded: forgotten, as a listing now leaves them out.
+    infinite = {"input_per_m_tok": math.inf, "output_per_m_tok": 2.0}
+    absurd = {"id": "m", "context_window": 10**18, "max_output_tokens": 2, "pricing": infinite}
+    assert from_documents([absurd, {"id": 5}]) == [DiscoveredModel("m", None, None, 2)]
 
 
 def test_prices_come_from_settings_then_discovery_then_the_builtin_table():

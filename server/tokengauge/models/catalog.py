@@ -11,7 +11,6 @@ provider has `discover` on; what discovery found is kept in the ledger as docume
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -21,7 +20,16 @@ from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
 from tokengauge.models.known import KnownModel, display_name, lookup_known_model
 from tokengauge.models.prices import known_pricing
-from tokengauge.settings import ModelSettings, Pricing, ProviderSettings, ServerSettings, ToolDocs
+from tokengauge.settings import (
+    MIN_WINDOW,
+    ModelSettings,
+    Pricing,
+    ProviderSettings,
+    ServerSettings,
+    ToolDocs,
+    is_price,
+    token_count,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +57,28 @@ def to_documents(models: Iterable[DiscoveredModel]) -> list[dict[str, Any]]:
 
 
 def from_documents(documents: Any) -> list[DiscoveredModel]:
-    """Discovered models back from the ledger (bad entries dropped, bad prices forgotten;
-    documents from before prices were kept have none)."""
+    """Discovered models back from the ledger (bad entries dropped; sizes and prices beyond
+    `settings`' bounds forgotten, as discovery now leaves them out; documents from before prices
+    were kept have none)."""
     if not isinstance(documents, list):
         return []
     models = []
     for document in documents:
         try:
-            fields = dict(document)
-            pricing = _pricing_of(fields.pop("pricing", None))
-            models.append(DiscoveredModel(**fields, pricing=pricing))
+            model = DiscoveredModel(**dict(document))
         except (TypeError, ValueError):
             continue
+        if not isinstance(model.id, str):
+            continue
+        models.append(
+            attrs.evolve(
+                model,
+                name=model.name if isinstance(model.name, str) else None,
+                context_window=token_count(model.context_window, MIN_WINDOW),
+                max_output_tokens=token_count(model.max_output_tokens, 1),
+                pricing=_pricing_of(model.pricing),
+            )
+        )
     return models
 
 
@@ -72,12 +90,7 @@ def _pricing_of(document: Any) -> Pricing | None:
     except TypeError:
         return None
     prices = attrs.astuple(pricing)
-    if not all(
-        price is None or (isinstance(price, (int, float)) and 0 <= price < math.inf)
-        for price in prices
-    ):
-        return None
-    return pricing
+    return pricing if all(price is None or is_price(price) for price in prices) else None
 
 
 class UnknownModelError(LookupError):

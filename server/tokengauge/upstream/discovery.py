@@ -8,7 +8,8 @@ where the list lacks sizes, and only of the servers that have them: Ollama's `/a
 `/model/info` gives `max_input_tokens` (other servers answer those paths with 404s in their
 logs). These are the models' own windows; what a local server has loaded is `upstream.served`'s.
 Prices where the list gives them: OpenRouter's `pricing`, a LiteLLM proxy's `/model/info` costs
-(both in US dollars per token, kept per million tokens as `settings.Pricing`).
+(both in US dollars per token, kept per million tokens as `settings.Pricing`). A window, output
+cap or price beyond `settings`' bounds is not taken (as if not listed).
 `discover_providers` asks every provider of settings with `discover` on, each with its own key;
 a failure is logged and reported in words a person can act on, never raised: discovery only adds
 to configuration, it never blocks a chat.
@@ -18,8 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +28,7 @@ import httpx
 
 from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import DiscoveredModel
-from tokengauge.settings import Pricing, ProviderSettings
+from tokengauge.settings import MIN_WINDOW, Pricing, ProviderSettings, is_price, token_count
 from tokengauge.upstream.dialects import provider_headers
 from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain
@@ -41,18 +41,23 @@ log = logging.getLogger(__name__)
 OLLAMA_SHOW_CONCURRENCY = 4
 
 
-def _positive_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+def _window(value: Any) -> int | None:
+    return token_count(value, MIN_WINDOW)
 
 
-def _smallest(*values: Any) -> int | None:
-    found = [v for v in map(_positive_int, values) if v is not None]
+def _output(value: Any) -> int | None:
+    return token_count(value, 1)
+
+
+def _smallest(size: Callable[[Any], int | None], *values: Any) -> int | None:
+    found = [v for v in map(size, values) if v is not None]
     return min(found) if found else None
 
 
 def _per_m_tok(value: Any) -> float | None:
     """A price per token (a number, or OpenRouter's decimal string) per million tokens; None
-    for anything else, a negative price (OpenRouter's `-1`: it varies) included."""
+    for anything else, a negative price (OpenRouter's `-1`: it varies) or one beyond
+    `settings.is_price` included."""
     if isinstance(value, str):
         try:
             value = float(value)
@@ -60,7 +65,8 @@ def _per_m_tok(value: Any) -> float | None:
             return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value * 1_000_000 if 0 <= value < math.inf else None
+    per_m_tok = value * 1_000_000
+    return per_m_tok if is_price(per_m_tok) else None
 
 
 def priced(
@@ -117,6 +123,7 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
     meta = meta if isinstance(meta, Mapping) else {}
     # OpenRouter: the model's window can exceed what the serving provider accepts; take the lower.
     window = _smallest(
+        _window,
         entry.get("context_length"),
         top.get("context_length"),
         entry.get("context_window"),
@@ -125,7 +132,10 @@ def parse_model_entry(entry: Any) -> DiscoveredModel | None:
         meta.get("n_ctx_train"),  # llama.cpp's own (it serves `n_ctx`: `upstream.served`)
     )
     output = _smallest(
-        top.get("max_completion_tokens"), entry.get("max_tokens"), entry.get("max_output_tokens")
+        _output,
+        top.get("max_completion_tokens"),
+        entry.get("max_tokens"),
+        entry.get("max_output_tokens"),
     )
     name = entry.get("name") if isinstance(entry.get("name"), str) else None
     return DiscoveredModel(entry["id"], name, window, output, openrouter_pricing(entry))
@@ -151,10 +161,10 @@ def ollama_context_length(show: Any) -> int | None:
         return None
     architecture = info.get("general.architecture")
     if isinstance(architecture, str):
-        found = _positive_int(info.get(f"{architecture}.context_length"))
+        found = _window(info.get(f"{architecture}.context_length"))
         if found:
             return found
-    return _smallest(*(v for k, v in info.items() if str(k).endswith(".context_length")))
+    return _smallest(_window, *(v for k, v in info.items() if str(k).endswith(".context_length")))
 
 
 def litellm_sizes(payload: Any) -> dict[str, DiscoveredModel]:
@@ -166,9 +176,9 @@ def litellm_sizes(payload: Any) -> dict[str, DiscoveredModel]:
             continue
         info = entry.get("model_info")
         info = info if isinstance(info, Mapping) else {}
-        window = _positive_int(info.get("max_input_tokens"))
+        window = _window(info.get("max_input_tokens"))
         # `max_tokens` is LiteLLM's legacy name for the output cap.
-        output = _smallest(info.get("max_output_tokens"), info.get("max_tokens"))
+        output = _smallest(_output, info.get("max_output_tokens"), info.get("max_tokens"))
         found[entry["model_name"]] = DiscoveredModel(
             entry["model_name"], None, window, output, litellm_pricing(info)
         )
@@ -232,7 +242,7 @@ async def _fill_from_lmstudio(
     entries = listing.get("data") if isinstance(listing, Mapping) else None
     listed = entries if isinstance(entries, list) else []
     windows = {
-        entry.get("id"): _positive_int(entry.get("max_context_length"))
+        entry.get("id"): _window(entry.get("max_context_length"))
         for entry in listed
         if isinstance(entry, Mapping)
     }

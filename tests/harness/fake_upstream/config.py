@@ -122,6 +122,8 @@ class ListedModel:
     # Ollama: the Modelfile's ``PARAMETER num_ctx`` (in /api/show ``parameters``), which a load
     # without a requested num_ctx uses instead of the server's default_context.
     num_ctx: int | None = None
+    # OpenRouter's ``pricing`` object (US dollars per token, as strings); None: a default price.
+    pricing: dict[str, Any] | None = None
 
 
 @dataclass

@@ -87,7 +87,8 @@ def _openrouter_entry(m: ListedModel) -> dict[str, Any]:
             "tokenizer": "Other",
             "instruct_type": None,
         },
-        "pricing": {"prompt": "0.000001", "completion": "0.000002", "request": "0", "image": "0"},
+        "pricing": m.pricing
+        or {"prompt": "0.000001", "completion": "0.000002", "request": "0", "image": "0"},
         "top_provider": {
             "context_length": m.provider_context_length or m.context_window,
             "max_completion_tokens": m.max_output_tokens,
