@@ -4,11 +4,11 @@ import * as vscode from 'vscode';
 
 import { ApiKeys } from './apiKeys';
 import { DashboardPanel } from './dashboardPanel';
+import { diagnosticsText, SeenGroup } from './diagnostics';
 import { messageOf } from './errors';
 import { groupOf } from './groups';
 import { Preset } from './presets';
-import { KeyCheck, Methods, ProviderEntry } from './protocol';
-import { providerSecrets, redact } from './redact';
+import { KeyCheck, Methods } from './protocol';
 import { ServerConnection } from './server';
 import { ISettings, ProviderSetting, saveProviders } from './settings';
 
@@ -28,7 +28,8 @@ export const MANAGE_MODELS = 'workbench.action.chat.manage';
 /** The providers configured in Manage Models this session (the language model provider). */
 export interface ManagedProviders {
     readonly groupProviderIds: string[];
-    groupEntry(providerId: string): ProviderEntry | undefined;
+    readonly seenGroups: SeenGroup[];
+    readonly setGroupKeys: ReadonlySet<string>;
     setGroupKey(providerId: string, apiKey: string): Promise<void>;
 }
 
@@ -239,41 +240,14 @@ async function addProvider(deps: CommandDeps): Promise<void> {
     );
 }
 
-/** Providers as a bug report may show them: header values (they can hold credentials) left out. */
-function shareableProviders(providers: ProviderEntry[]): ProviderEntry[] {
-    return providers.map((provider) =>
-        provider.headers
-            ? { ...provider, headers: Object.fromEntries(Object.keys(provider.headers).map((name) => [name, '[redacted]'])) }
-            : provider,
-    );
-}
-
-/** Settings as a bug report may show them. */
-function shareableSettings(settings: ISettings): ISettings {
-    return { ...settings, providers: shareableProviders(settings.providers) };
-}
-
 async function copyDiagnostics(deps: CommandDeps): Promise<void> {
-    const usage = await deps.server.request(Methods.usage, {});
-    // Header values are left out below; a URL's password or query key, and a key that found its
-    // way into a text, are redacted from the whole.
-    const secrets = [...deps.settings().providers.flatMap(providerSecrets), ...deps.keys.seen];
-    const report = JSON.stringify(
-        {
-            tokenGauge: deps.extensionVersion,
-            vscode: vscode.version,
-            platform: `${process.platform}-${process.arch}`,
-            settings: shareableSettings(deps.settings()),
-            // The providers of Manage Models this session (VS Code keeps their keys).
-            manageModels: shareableProviders(
-                deps.provider.groupProviderIds.flatMap((id) => deps.provider.groupEntry(id) ?? []),
-            ),
-            server: usage,
-        },
-        null,
-        2,
-    );
-    const text = redact(report, secrets);
+    const text = diagnosticsText({
+        about: { tokenGauge: deps.extensionVersion, vscode: vscode.version, platform: `${process.platform}-${process.arch}` },
+        settings: deps.settings(),
+        groups: deps.provider.seenGroups,
+        keys: [...deps.keys.seen, ...deps.provider.setGroupKeys],
+        server: await deps.server.request(Methods.usage, {}),
+    });
     await vscode.env.clipboard.writeText(text);
     void vscode.window.showInformationMessage(
         `Token Gauge: diagnostics copied to the clipboard (${(text.length / 1024).toFixed(1)} KB): counts, model ids and settings; no API keys, no messages.`,

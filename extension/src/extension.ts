@@ -32,11 +32,14 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         (providerId) => providerUrl(readSettings().providers, presets, providerId),
         (moved) => void keyMoved(moved),
     );
-    // Every line without a credential: the settings' (kept up to date below) and the keys handed out.
+    // Every line without a credential: the settings' (kept up to date below), the keys handed out,
+    // and the Manage Models groups' (once the provider below knows them).
     let settingsSecrets = readSettings().providers.flatMap(providerSecrets);
+    let groupSecrets = (): string[] => [];
     const log = redactingLog(vscode.window.createOutputChannel('Token Gauge', { log: true }), () => [
         ...settingsSecrets,
         ...keys.seen,
+        ...groupSecrets(),
     ]);
     const server = new ServerConnection(context, log);
     const statusBar = new StatusBar(readSettings().statusBarEnabled);
@@ -71,6 +74,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         groups,
         new GroupKeys(context.secrets),
     );
+    groupSecrets = () => provider.groupSecrets();
 
     server.onNotification(Notifications.chatPart, (params) => provider.onChatPart(params));
     server.onNotification(Notifications.status, (params) => statusBar.update(params));

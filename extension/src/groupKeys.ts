@@ -27,6 +27,9 @@ function replaced(configuration: GroupConfiguration): string {
 }
 
 export class GroupKeys {
+    /** The keys set here that were used or set this session (the log and diagnostics redact them). */
+    readonly seen = new Set<string>();
+
     constructor(private readonly secrets: Secrets) {}
 
     /** The group's values with the key set here, while it replaces the one VS Code holds. */
@@ -41,6 +44,7 @@ export class GroupKeys {
             await this.secrets.delete(PREFIX + providerId);
             return configuration;
         }
+        this.seen.add(apiKey);
         return { ...configuration, apiKey };
     }
 
@@ -50,6 +54,7 @@ export class GroupKeys {
             await this.secrets.delete(PREFIX + providerId);
             return;
         }
+        this.seen.add(apiKey);
         await this.secrets.store(PREFIX + providerId, JSON.stringify({ apiKey, replaces: replaced(configuration) }));
     }
 }

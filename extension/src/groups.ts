@@ -10,6 +10,7 @@
 import { PlainError } from './errors';
 import { Preset } from './presets';
 import { ProviderEntry } from './protocol';
+import { providerSecrets } from './redact';
 
 /** What the Add Models form asks for (package.json `languageModelChatProviders[].configuration`). */
 export interface GroupConfiguration {
@@ -66,6 +67,19 @@ export function groupProvider(providerId: string, configuration: GroupConfigurat
         ...(baseUrl ? { baseUrl } : {}),
         headers: parseHeaders(configuration.headers),
     };
+}
+
+/** Every credential a group's values hold: its key, its secret headers' values, its URL's parts. */
+export function groupSecrets(configuration: GroupConfiguration): string[] {
+    let headers: Record<string, string>;
+    try {
+        headers = parseHeaders(configuration.headers);
+    } catch {
+        // Headers that cannot be read: every value-like part of them.
+        headers = Object.fromEntries((configuration.headers ?? '').split(/[;:]/).map((part, i) => [`h${i}`, part.trim()]));
+    }
+    const { apiKey, baseUrl } = configuration;
+    return [...(apiKey ? [apiKey] : []), ...providerSecrets({ id: '', ...(baseUrl ? { baseUrl } : {}), headers })];
 }
 
 /**

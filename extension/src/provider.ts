@@ -11,7 +11,8 @@ import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
 import { plain, PlainError } from './errors';
 import { GroupKeys } from './groupKeys';
-import { GroupConfiguration, groupProvider, Groups } from './groups';
+import { SeenGroup } from './diagnostics';
+import { GroupConfiguration, groupProvider, Groups, groupSecrets } from './groups';
 import { configurationSchema, withPicked } from './modelChoices';
 import { Preset } from './presets';
 import {
@@ -24,7 +25,6 @@ import {
     ModelChoices,
     ModelInfo,
     ModelScales,
-    ProviderEntry,
     StreamPart,
     Tool,
 } from './protocol';
@@ -125,10 +125,22 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
         return this.groups.ids;
     }
 
-    /** A group's provider entry as the server has it (no key), for diagnostics. */
-    groupEntry(providerId: string): ProviderEntry | undefined {
-        const configuration = this.groups.configuration(providerId);
-        return configuration && groupProvider(providerId, configuration);
+    /** The groups seen this session, with their values as VS Code handed them over (key included). */
+    get seenGroups(): SeenGroup[] {
+        return this.groups.ids.flatMap((providerId) => {
+            const configuration = this.groups.configuration(providerId);
+            return configuration ? [{ providerId, configuration }] : [];
+        });
+    }
+
+    /** The keys set for groups with Set API Key that were used or set this session. */
+    get setGroupKeys(): ReadonlySet<string> {
+        return this.groupKeys.seen;
+    }
+
+    /** Every credential of the groups seen: their keys (either kind), secret header values, URL parts. */
+    groupSecrets(): string[] {
+        return [...this.seenGroups.flatMap((group) => groupSecrets(group.configuration)), ...this.groupKeys.seen];
     }
 
     /**
