@@ -241,3 +241,21 @@ def test_anthropic_message_stop_ends_the_stream():
     assert parser.ended is True
     assert parser.feed(*text_delta(0, "late")) == []
     assert parser.finish() == []
+
+
+def test_anthropic_tool_input_nested_too_deeply_is_passed_on_and_the_answer_ends():
+    """A RecursionError in Python's parser failed the whole answer, its text with it."""
+    partial = '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    events = feed_all(
+        AnthropicStreamParser(),
+        [
+            START,
+            tool_start(0),
+            json_delta(0, partial),
+            block_stop(0),
+            stop_reason("tool_use"),
+            STOP,
+        ],
+    )
+    assert events[0] == ToolCall("toolu_0", "f", partial)
+    assert events[-1] == Finish("tool_use")

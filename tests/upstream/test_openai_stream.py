@@ -276,3 +276,33 @@ def test_responses_api_events_are_reported_once():
     )
     assert events == [StreamError(RESPONSES_API)]
     assert parser.ended is False
+
+
+NESTED = [
+    pytest.param("[" * 40 + "]" * 40, "nested more than 32 levels deep", id="40-levels"),
+    # Past what Python's parser follows: a RecursionError failed the whole answer.
+    pytest.param("[" * 100_000 + "]" * 100_000, "nests objects or arrays too deeply", id="100k"),
+    pytest.param('{"n": NaN}', "arguments.path.n: NaN is not a JSON number", id="nan"),
+]
+
+
+@pytest.mark.parametrize(("value", "said"), NESTED)
+def test_arguments_nested_too_deeply_are_passed_on_and_the_answer_ends(
+    value: str, said: str, caplog: pytest.LogCaptureFixture
+):
+    """Sent back in the conversation's next request, such a call was refused (nested beyond
+    what requests may): the tool gets the string and says what is wrong with it."""
+    arguments = '{"path": ' + value + "}"
+    with caplog.at_level(logging.WARNING):
+        events = feed_all(
+            OpenAIStreamParser(),
+            [
+                chunk({"content": "Here it is."}),
+                calls({"index": 0, "id": "a", "function": {"name": "f", "arguments": arguments}}),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            ],
+        )
+    assert events == [TextDelta("Here it is."), ToolCall("a", "f", arguments), Finish("tool_calls")]
+    assert "tool call 'f': its arguments are not JSON we can take (" in caplog.text
+    assert said in caplog.text

@@ -13,6 +13,7 @@ from typing import Any, Final, Protocol, Union
 
 import attrs
 
+from tokengauge import jsontext
 from tokengauge.messages import (
     Part,
     TextPart,
@@ -25,6 +26,9 @@ from tokengauge.messages import (
 log = logging.getLogger(__name__)
 
 _EXCERPT: Final = 200
+MAX_INPUT_DEPTH: Final = jsontext.MAX_DEPTH // 2
+"""Deepest nesting taken in a tool call's arguments: real tools stay under 20 levels, and the
+call comes back in the conversation's next request, which may nest `jsontext.MAX_DEPTH` in all."""
 
 
 @attrs.frozen
@@ -132,7 +136,7 @@ def json_object(data: str) -> dict[str, Any] | None:
     """`data` parsed as a JSON object (surrounding whitespace allowed), or None."""
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser follows
         return None
     return value if isinstance(value, dict) else None
 
@@ -169,22 +173,27 @@ def error_message(error: Any, fallback: str) -> str:
 
 
 def parse_arguments(arguments: str) -> tuple[bool, Any]:
-    """A tool call's JSON arguments: `(True, value)`, `{}` for none, `(False, raw)` if not JSON."""
+    """A tool call's JSON arguments: `(True, value)`, `{}` for none; `(False, why)` if they are
+    not JSON, nest deeper than `MAX_INPUT_DEPTH` or hold a number JSON cannot carry."""
     if not arguments.strip():
         return True, {}
     try:
-        return True, json.loads(arguments)
-    except ValueError:
-        return False, arguments
+        value = jsontext.parse(arguments)
+        jsontext.check_tree(value, "arguments", MAX_INPUT_DEPTH)
+    except (jsontext.JsonSyntaxError, jsontext.TreeError) as exc:
+        return False, f"are not JSON we can take ({exc})"
+    return True, value
 
 
 def lenient_tool_input(arguments: str, name: str) -> Any:
-    """The tool input of a call the API says is complete: invalid JSON is passed on as the string.
+    """The tool input of a call the API says is complete: arguments `parse_arguments` does not
+    take are passed on as the string.
 
     The model wrote those arguments; the tool (and then the model) is best placed to deal with
-    them, so we pass them on rather than drop the call.
+    them, so we pass them on rather than drop the call, or fail the answer it ends.
     """
     ok, value = parse_arguments(arguments)
-    if not ok:
-        log.warning("tool call %r: arguments are not JSON; passing them on as a string", name)
-    return value
+    if ok:
+        return value
+    log.warning("tool call %r: its arguments %s; passed on as a string", name, value)
+    return arguments
