@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The extension's tests inside a real VS Code (code-server 1.139), four suites:
 #   dev      the development extension, plus a second (consumer) extension installed as a VSIX,
-#            against the test upstream on 127.0.0.1;
+#            against the test upstream on 127.0.0.1; then its workspace-settings test again on a
+#            copy of the extension whose manifest gives no setting a scope;
 #   ui       a first run as a person meets it, the workbench worked through playwright-core (Manage
 #            Models → Add Models, error texts in the chat, the status bar across a reload), with
 #            screenshots (TG_SCREENSHOTS, default a folder of the run);
@@ -91,6 +92,17 @@ settings["tokenGauge.pythonPath"] = sys.argv[2]
 path.write_text(json.dumps(settings, indent=2))
 PY
 }
+# The dev suite's workspace-settings test (its title), run a second time as said below.
+WORKSPACE_TEST='settings in a workspace folder cannot redirect keys or run its Python'
+unscoped_extension() {  # the development extension at $1 with a manifest that gives no setting a scope
+    mkdir -p "$1"
+    for entry in dist bundled images node_modules; do ln -sfn "$REPO/$entry" "$1/$entry"; done
+    node -e '
+const manifest = require(process.argv[1]);
+for (const property of Object.values(manifest.contributes.configuration.properties)) delete property.scope;
+console.log(JSON.stringify(manifest, null, 2));
+' "$REPO/package.json" > "$1/package.json"
+}
 envjson() {  # the extension host's environment for suite $1 (its upstream: $2, default the shared one)
     printf '{"TG_HOST_SUITE": "%s", "TG_PYTHON": "%s", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_VSIX_PYTHON": "%s", "TG_PYTHON_STUB": "%s", "TG_UI_KEY": "%s", "TG_UI_PROFILE": "%s", "TG_HOST_TEST_GREP": "%s"}' \
         "$1" "$PY" "${2:-$URL}" "$REPO" "$VSIX_PY" "$WORK/python-stub/python-stub.vsix" "$UI_KEY" "$WORK/ui-profile" "${TG_HOST_TEST_GREP:-}"
@@ -113,7 +125,18 @@ for suite in $SUITES; do
             settings "$PY" > "$WORK/dev-settings.json"
             bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$(envjson dev)" \
                 --settings "$WORK/dev-settings.json" --install-vsix "$WORK/consumer/consumer.vsix" 2>&1 | tee "$log"
-            rc=${PIPESTATUS[0]};;
+            rc=${PIPESTATUS[0]}
+            # The workspace-settings test again, on a copy of the extension whose manifest gives no
+            # setting a scope: VS Code then hands a folder's values over, and only the extension's
+            # own reading of its settings keeps them from taking effect.
+            if [ -z "${TG_HOST_TEST_GREP:-}" ] || grep -qE -- "$TG_HOST_TEST_GREP" <<< "$WORKSPACE_TEST"; then
+                unscoped_extension "$WORK/unscoped"
+                bash scripts/vscode-host/run-ext-tests.sh "$WORK/unscoped" \
+                    extension/test/host/index.js "$(TG_HOST_TEST_GREP=$WORKSPACE_TEST envjson dev)" \
+                    --settings "$WORK/dev-settings.json" 2>&1 | tee "$log.unscoped"
+                [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+                tally "$log.unscoped"
+            fi;;
         vsix)
             if [ ! -f "$VSIX" ]; then
                 echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)" | tee "$log"
