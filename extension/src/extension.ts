@@ -185,6 +185,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             extensionVersion: String((context.extension.packageJSON as { version?: unknown }).version),
         }),
         watchInterpreter(() => void server.followInterpreter(readSettings()), log),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => void server.followInterpreter(readSettings())),
         vscode.workspace.onDidChangeConfiguration((event) => {
             settingsSecrets = readSettings().providers.flatMap(providerSecrets);
             statusBar.setEnabled(readSettings().statusBarEnabled);

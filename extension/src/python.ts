@@ -1,9 +1,10 @@
 /**
  * Finding a Python ≥ 3.10 to run the server: the `tokenGauge.pythonPath` setting when it is set
  * (the person chose it: nothing else is tried), else the Python extension's active interpreter
- * when that extension is installed (its published API, `@vscode/python-extension`), else PATH:
- * `python3`, `python`, and on Windows the launcher `py -3`. When none will do, the error says what
- * each candidate was and which ways out there are.
+ * when that extension is installed (its published API, `@vscode/python-extension`) and the
+ * workspace is trusted (in one that is not, that interpreter may be the workspace's own
+ * environment), else PATH: `python3`, `python`, and on Windows the launcher `py -3`. When none
+ * will do, the error says what each candidate was and which ways out there are.
  */
 
 import { execFile } from 'node:child_process';
@@ -22,6 +23,9 @@ export interface PythonCommand {
 
 export interface PythonFound extends PythonCommand {
     version: [number, number];
+    /** The Python extension's interpreter, when it named one that was passed over because the
+     * workspace is not trusted. */
+    untrustedInterpreter?: string;
 }
 
 /** The ways out of a missing or too old Python, for the error's buttons. */
@@ -45,6 +49,8 @@ export interface PythonSources {
     /** The Python extension's active interpreter: undefined when it has none; null when the
      * extension is not installed. */
     fromPythonExtension: () => Promise<string | undefined | null>;
+    /** Whether the workspace is trusted (by default it is). */
+    trusted?: boolean;
     platform?: NodeJS.Platform;
     probe?: Probe;
 }
@@ -86,15 +92,17 @@ function unconfigured(active: string | undefined | null, platform: NodeJS.Platfo
 /** The first candidate that is a Python ≥ 3.10; else `PythonNotFoundError`. */
 export async function findPython(sources: PythonSources): Promise<PythonFound> {
     const probe = sources.probe ?? versionOf;
+    const trusted = sources.trusted ?? true;
     const active = sources.configured ? null : await sources.fromPythonExtension().catch(() => undefined);
     const list = sources.configured
         ? [{ command: sources.configured, args: [], source: SETTING }]
-        : unconfigured(active, sources.platform ?? process.platform);
+        : unconfigured(trusted ? active : undefined, sources.platform ?? process.platform);
+    const passedOver = trusted || !active ? {} : { untrustedInterpreter: active };
     const tried: string[] = [];
     for (const candidate of list) {
         const version = await probe(candidate);
         if (version && atLeast(version)) {
-            return { ...candidate, version };
+            return { ...candidate, version, ...passedOver };
         }
         tried.push(`${shown(candidate)} (${candidate.source}) ${version ? `is Python ${version.join('.')}` : 'did not run'}`);
     }
@@ -106,6 +114,14 @@ export async function findPython(sources: PythonSources): Promise<PythonFound> {
             ['setPath', 'install'],
         );
     }
+    if (!trusted) {
+        throw new PythonNotFoundError(
+            `Token Gauge needs ${needed} for its counting server and found none: ${tried.join('; ')} ` +
+                "(in a workspace you have not trusted, the Python extension's interpreter is not used). " +
+                'Install Python, or set tokenGauge.pythonPath.',
+            ['install', 'setPath'],
+        );
+    }
     throw new PythonNotFoundError(
         `Token Gauge needs ${needed} for its counting server and found none: ${tried.join('; ')}. ` +
             'Install Python, choose an interpreter, or set tokenGauge.pythonPath.',
@@ -113,21 +129,34 @@ export async function findPython(sources: PythonSources): Promise<PythonFound> {
     );
 }
 
+/** What the log says, once, of the Python extension's interpreter passed over in an untrusted workspace. */
+export function untrustedNote(interpreter: string, used: PythonCommand): string {
+    return (
+        `the workspace is not trusted: the Python extension's interpreter (${interpreter}) is not used, ` +
+        `as it may be the workspace's own; the server runs on ${shown(used)} (${used.source}) instead`
+    );
+}
+
 /**
  * Whether the server should start again now that the Python extension's interpreter is `active`:
- * never while the setting names one; always when no server runs (the new one may do); otherwise
- * when the server would be found on another interpreter than the one it runs on.
+ * never while the setting names one; always when no server runs (the new one may do); never in
+ * an untrusted workspace (that interpreter is not used there); otherwise when the server would be
+ * found on another interpreter than the one it runs on.
  */
 export function interpreterChangeRestarts(
     configured: string,
     running: PythonCommand | undefined,
     active: string | undefined | null,
+    trusted = true,
 ): boolean {
     if (configured) {
         return false;
     }
     if (!running) {
         return true;
+    }
+    if (!trusted) {
+        return false;
     }
     return active ? active !== running.command : running.source === PYTHON_EXTENSION;
 }

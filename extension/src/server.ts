@@ -19,7 +19,15 @@ import {
 import { messageOf, PlainError } from './errors';
 import { LevelledChannel } from './logChannel';
 import { NotificationParams, Requests } from './protocol';
-import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError, PythonRemedy, shown } from './python';
+import {
+    findPython,
+    interpreterChangeRestarts,
+    PythonCommand,
+    PythonNotFoundError,
+    PythonRemedy,
+    shown,
+    untrustedNote,
+} from './python';
 import { activeInterpreter, PVSC_EXTENSION_ID } from './pythonExtension';
 import { initializationOptions, ISettings } from './settings';
 
@@ -79,6 +87,8 @@ export class ServerConnection implements vscode.Disposable {
     /** Counts the starts asked for: only the newest one runs. */
     private generation = 0;
     private readonly handlers = new Map<string, NotificationHandler>();
+    /** The Python extension's interpreters the log has said are passed over (untrusted workspace). */
+    private readonly passedOver = new Set<string>();
     private readonly running = new vscode.EventEmitter<void>();
     /** Fires each time the server (re)starts and answers: after `start` and after a crash. */
     readonly onRunning = this.running.event;
@@ -131,8 +141,16 @@ export class ServerConnection implements vscode.Disposable {
 
     private async launch(settings: ISettings): Promise<void> {
         await this.stop();
-        const python = await findPython({ configured: settings.pythonPath, fromPythonExtension: activeInterpreter });
+        const python = await findPython({
+            configured: settings.pythonPath,
+            fromPythonExtension: activeInterpreter,
+            trusted: vscode.workspace.isTrusted,
+        });
         this.python = python;
+        if (python.untrustedInterpreter && !this.passedOver.has(python.untrustedInterpreter)) {
+            this.passedOver.add(python.untrustedInterpreter);
+            this.log.info(untrustedNote(python.untrustedInterpreter, python));
+        }
         const extra = bundledPythonPath(this.context.extensionPath, python.version);
         const env = { ...process.env };
         if (extra.length) {
@@ -199,13 +217,14 @@ export class ServerConnection implements vscode.Disposable {
     }
 
     /**
-     * The Python extension selected another interpreter: start again on it when the server would
-     * now be found on another Python than the one it runs on (or none runs).
+     * The Python extension selected another interpreter (or the workspace became trusted, and its
+     * interpreter may be used): start again on it when the server would now be found on another
+     * Python than the one it runs on (or none runs).
      */
     async followInterpreter(settings: ISettings): Promise<void> {
         const active = await activeInterpreter().catch(() => undefined);
         const running = this.isRunning ? this.python : undefined;
-        if (!interpreterChangeRestarts(settings.pythonPath, running, active)) {
+        if (!interpreterChangeRestarts(settings.pythonPath, running, active, vscode.workspace.isTrusted)) {
             return;
         }
         this.log.info(`the Python extension's interpreter is now ${active ?? 'none'}: starting the server again`);

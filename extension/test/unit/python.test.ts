@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError } from '../../src/python';
+import { findPython, interpreterChangeRestarts, PythonCommand, PythonNotFoundError, untrustedNote } from '../../src/python';
 
 /** A probe that knows these commands' versions (the rest do not run), and records what it ran. */
 function machine(versions: Record<string, [number, number]>) {
@@ -86,4 +86,50 @@ void test("another interpreter in the Python extension starts the server again o
     assert.equal(interpreterChangeRestarts('/a/python', onSetting, '/b/python'), false, 'the setting is what the person chose');
     assert.equal(interpreterChangeRestarts('', undefined, '/b/python'), true, 'no server runs: the new one may do');
     assert.equal(interpreterChangeRestarts('', undefined, null), true);
+});
+
+void test("in an untrusted workspace the Python extension's interpreter (maybe the workspace's own) is passed over for PATH", async () => {
+    const venv = '/work/repo/.venv/bin/python';
+    const { probe, ran } = machine({ [venv]: [3, 12], python3: [3, 11] });
+    const found = await findPython({ configured: '', fromPythonExtension: selected(venv), trusted: false, probe });
+    assert.deepEqual([found.command, found.source, found.untrustedInterpreter], ['python3', 'PATH', venv]);
+    assert.deepEqual(ran, ['python3']);
+    assert.equal(
+        untrustedNote(venv, found),
+        `the workspace is not trusted: the Python extension's interpreter (${venv}) is not used, ` +
+            "as it may be the workspace's own; the server runs on python3 (PATH) instead",
+    );
+    // Trusted, the same machine runs it on that interpreter, and there is nothing to say.
+    const trusted = await findPython({ configured: '', fromPythonExtension: selected(venv), trusted: true, probe });
+    assert.deepEqual([trusted.command, trusted.untrustedInterpreter], [venv, undefined]);
+    // No interpreter selected there: nothing was passed over.
+    const none = await findPython({ configured: '', fromPythonExtension: selected(undefined), trusted: false, probe });
+    assert.equal(none.untrustedInterpreter, undefined);
+    // The setting is the person's own choice (user settings only): untrusted or not, it is the one.
+    const setting = await findPython({ configured: venv, fromPythonExtension: selected('/other'), trusted: false, probe });
+    assert.deepEqual([setting.command, setting.untrustedInterpreter], [venv, undefined]);
+});
+
+void test('in an untrusted workspace with no Python on PATH, the error says why the interpreter was not used', async () => {
+    const { probe, ran } = machine({ '/work/repo/.venv/bin/python': [3, 12] });
+    await assert.rejects(
+        findPython({ configured: '', fromPythonExtension: selected('/work/repo/.venv/bin/python'), trusted: false, probe }),
+        (error: unknown) => {
+            assert.ok(error instanceof PythonNotFoundError);
+            assert.match(error.message, /python3 \(PATH\) did not run; python \(PATH\) did not run \(in a workspace you have not trusted, the Python extension's interpreter is not used\)/);
+            assert.deepEqual(error.remedies, ['install', 'setPath']);
+            return true;
+        },
+    );
+    assert.deepEqual(ran, ['python3', 'python']);
+});
+
+void test('in an untrusted workspace another interpreter in the Python extension starts nothing again', async () => {
+    const { probe } = machine({ '/a/python': [3, 12], python3: [3, 11] });
+    const onPath = await findPython({ configured: '', fromPythonExtension: selected('/a/python'), trusted: false, probe });
+    assert.equal(interpreterChangeRestarts('', onPath, '/b/python', false), false);
+    assert.equal(interpreterChangeRestarts('', onPath, undefined, false), false);
+    assert.equal(interpreterChangeRestarts('', undefined, '/b/python', false), true, 'no server runs: start one');
+    // Once the workspace is trusted, the interpreter selected there comes before PATH.
+    assert.equal(interpreterChangeRestarts('', onPath, '/a/python', true), true);
 });
