@@ -37,6 +37,8 @@ export interface ModelSetting {
 
 export interface ISettings {
     providers: ProviderSetting[];
+    /** The user wrote no providers: the defaults serve (a local Ollama), unasked for. */
+    defaultProviders: boolean;
     models: ModelSetting[];
     pythonPath: string;
     statusBarEnabled: boolean;
@@ -55,6 +57,7 @@ export function readSettings(): ISettings {
     const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
     return {
         ...userOnly(config),
+        defaultProviders: config.inspect('providers')?.globalValue === undefined,
         models: config.get<ModelSetting[]>('models', []),
         statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
         logLevel: config.get<LogLevel>('logLevel', 'info'),
@@ -68,7 +71,8 @@ export function readSettings(): ISettings {
 export function initializationOptions(settings: ISettings, storageDir: string): object {
     return {
         storageDir,
-        providers: settings.providers,
+        // None written: the server's defaults (the manifest's), which it knows nobody asked for.
+        ...(settings.defaultProviders ? {} : { providers: settings.providers }),
         models: settings.models,
         logLevel: settings.logLevel,
         idleTimeout: settings.idleTimeout,

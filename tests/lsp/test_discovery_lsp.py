@@ -20,6 +20,7 @@ from lsprotocol.types import MessageType
 from pytest_lsp import LanguageClient
 
 from tests.harness.fake_upstream.config import ListedModel, UpstreamConfig
+from tests.harness.fake_upstream.helpers import closed_port
 from tests.harness.fake_upstream.server import running_upstream
 from tests.harness.lsp import call, running_server
 
@@ -512,3 +513,24 @@ async def test_a_responses_provider_lists_its_models_as_openai_does(tmp_path: Pa
             )
         assert up.requests[0].path == "/v1/models"
         assert up.requests[0].header("authorization") == f"Bearer {KEY}"
+
+
+async def test_only_a_provider_the_person_configured_warns_when_it_cannot_list(tmp_path: Path):
+    """No providers in the settings: the default local Ollama is asked, and a failure (nothing
+    listens for a person who never set it up) is a debug line, not a warning at every start. The
+    same provider written in the settings, at an address nothing listens on, warns."""
+    quiet = {"storageDir": str(tmp_path / "default"), "logLevel": "debug", "connectTimeout": 2}
+    async with server(quiet) as s:
+        [entry] = (await s.discover())["providers"]
+        said = [(m.type, m.message) for m in s.client.log_messages]
+    assert entry["providerId"] == "ollama"
+    assert not [text for kind, text in said if kind <= MessageType.Warning and "ollama" in text]
+    if entry["error"] is not None:  # else an Ollama answers on this machine
+        assert (MessageType.Log, f"model discovery for ollama failed: {entry['error']}") in [
+            (kind, text.split(" Using the configured models.")[0]) for kind, text in said
+        ]
+    written = {"id": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}/v1"}
+    async with server(options(tmp_path / "written", [written], [])) as s:
+        [entry] = (await s.discover())["providers"]
+        assert entry["error"] and "connection refused" in entry["error"].lower(), entry
+        assert any("model discovery for ollama failed" in w for w in s.warnings())

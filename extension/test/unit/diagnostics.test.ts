@@ -8,6 +8,7 @@ import type { ISettings } from '../../src/settings';
 
 const settings: ISettings = {
     providers: [{ id: 'work', preset: 'openai', headers: { 'X-Gateway': 'gw-settings-0001' } }],
+    defaultProviders: false,
     models: [],
     pythonPath: '',
     statusBarEnabled: true,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -52,7 +52,13 @@ from tokengauge.protocol import (
     Status,
     WarmCountsParams,
 )
-from tokengauge.settings import ProviderSettings, ServerSettings, parse_provider, parse_settings
+from tokengauge.settings import (
+    DEFAULT_PROVIDERS,
+    ProviderSettings,
+    ServerSettings,
+    parse_provider,
+    parse_settings,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -71,11 +77,12 @@ async def discover_providers(
     client: httpx.AsyncClient,
     providers: Iterable[ProviderSettings],
     keys: Mapping[str, str | None],
+    unasked: Collection[str],
 ) -> list[Listing]:
     """`upstream.discovery.discover_providers`, loaded with its first use (it brings httpx)."""
     from tokengauge.upstream import discovery
 
-    return await discovery.discover_providers(client, providers, keys)
+    return await discovery.discover_providers(client, providers, keys, unasked)
 
 
 class JsonRpcRequestFailed(JsonRpcException):
@@ -119,6 +126,9 @@ class TokenGaugeServer(LanguageServer):
         self._chats: ChatRunner | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._warming = False
+        self.unasked: frozenset[str] = frozenset()
+        """The ids of the default providers, when the person configured none: their failures
+        are no news to them."""
 
     @property
     def gauge(self) -> Gauge:
@@ -127,9 +137,13 @@ class TokenGaugeServer(LanguageServer):
             raise JsonRpcServerNotInitialized("tokengauge has not been initialized yet")
         return self._gauge
 
-    def configure(self, settings: ServerSettings) -> None:
-        """Open the ledger and build the gauge (the encodings and the HTTP client come later)."""
+    def configure(self, settings: ServerSettings, *, default_providers: bool = False) -> None:
+        """Open the ledger and build the gauge (the encodings and the HTTP client come later);
+        `default_providers`: the settings name no providers, so the defaults serve."""
         configure_logging(settings.log_level)
+        self.unasked = (
+            frozenset(p.id for p in DEFAULT_PROVIDERS) if default_providers else frozenset()
+        )
         directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
         ledger = Ledger(directory / LEDGER_DIR)
         self._gauge = Gauge(settings, ledger)
@@ -288,7 +302,9 @@ def create_server() -> TokenGaugeServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: TokenGaugeServer, params: types.InitializeParams) -> None:
         forward_to_client(ls)
-        ls.configure(parse_settings(params.initialization_options))
+        options = params.initialization_options
+        named = isinstance(options, dict) and "providers" in options
+        ls.configure(parse_settings(options), default_providers=not named)
         ls.start_autosave()
 
     @server.feature(types.INITIALIZED)
@@ -358,7 +374,9 @@ def create_server() -> TokenGaugeServer:
         with invalid_params():
             request = params_as(params or {}, DiscoverModelsParams)
         keys = {provider: c.api_key for provider, c in request.credentials.items()}
-        listings = await discover_providers(ls.chats.client, ls.gauge.settings.providers, keys)
+        listings = await discover_providers(
+            ls.chats.client, ls.gauge.settings.providers, keys, ls.unasked
+        )
         changed = False
         for listing in listings:
             if listing.models is not None:

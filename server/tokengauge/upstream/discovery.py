@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -291,9 +291,10 @@ class Listing:
 
 
 async def list_provider(
-    client: httpx.AsyncClient, provider: ProviderSettings, key: str | None
+    client: httpx.AsyncClient, provider: ProviderSettings, key: str | None, *, asked: bool = True
 ) -> Listing:
-    """Ask one provider for its models with `key`; a failure is logged and said in words."""
+    """Ask one provider for its models with `key`; a failure is said in words and logged, as a
+    warning unless nobody `asked` for the provider (a default, such as a local Ollama)."""
     url = models_url(provider)
     limit = timeouts_of(client).listing
     rejected = False
@@ -313,8 +314,11 @@ async def list_provider(
         sized = sum(1 for model in models if model.context_window)
         log.info("%s lists %d models (%d with a window size)", provider.id, len(models), sized)
         return Listing(provider.id, models)
-    log.warning(
-        "model discovery for %s failed: %s Using the configured models.", provider.id, reason
+    log.log(
+        logging.WARNING if asked else logging.DEBUG,
+        "model discovery for %s failed: %s Using the configured models.",
+        provider.id,
+        reason,
     )
     return Listing(provider.id, error=reason, key_rejected=rejected)
 
@@ -323,11 +327,15 @@ async def discover_providers(
     client: httpx.AsyncClient,
     providers: Iterable[ProviderSettings],
     keys: Mapping[str, str | None],
+    unasked: Collection[str] = (),
 ) -> list[Listing]:
     """Ask each provider of settings with `discover` on, with its key from `keys` (by provider
-    id); Manage Models' providers are asked when they are added (`list_provider`)."""
+    id; `unasked`: the ids of defaults the person never configured); Manage Models' providers
+    are asked when they are added (`list_provider`)."""
     return [
-        await list_provider(client, provider, keys.get(provider.id))
+        await list_provider(
+            client, provider, keys.get(provider.id), asked=provider.id not in unasked
+        )
         for provider in providers
         if provider.discover and not provider.managed
     ]
