@@ -40,8 +40,8 @@ export function accuracyChart(ctx: ChartContext, width: number): ChartResult {
         marginLeft: MARGIN_LEFT,
         marginRight: MARGIN_RIGHT,
         marginTop: 14,
-        marginBottom: 30,
-        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 4 },
+        marginBottom: 36,
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: axis.label, tickSize: 4 },
         y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'signed-percent'), grid: true, label: 'estimate error' },
         color: { domain: colors.domain, range: colors.range },
         marks: [
@@ -99,12 +99,12 @@ export function ratiosChart(ctx: ChartContext, width: number): ChartResult {
         const big = Math.max(...y.ticks.map(Math.abs)) >= 1000;
         const chart = Plot.plot({
             width: panelWidth,
-            height: 130,
+            height: 142,
             marginLeft: MARGIN_LEFT,
             marginRight: MARGIN_RIGHT,
             marginTop: 10,
-            marginBottom: 24,
-            x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 3 },
+            marginBottom: 36,
+            x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: axis.label, tickSize: 3 },
             y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, big ? 'tokens' : 'number'), grid: true, label: null },
             color: { domain: colors.domain, range: colors.range },
             marks: [

@@ -4,7 +4,7 @@
  * colours and legend, the tooltips' style, and the x axis of the requests' charts.
  *
  * The requests' charts (fill, accuracy, ratios) share one x axis: the requests in order (`seq`),
- * with a tick at the first request of each day (and of each hour over a day or two). Time would
+ * with a tick at the first request of each step of minutes, hours or days (`timeAxis.ts`). Time would
  * squeeze the busy hours into a few pixels and spend the width on nights; in request order every
  * request gets the same room and a conversation's growth and summaries read left to right.
  */
@@ -15,8 +15,8 @@ import type { DashboardData } from './data';
 import { adopt, h } from './dom';
 import { localDay } from './format';
 import { modelOrder, nameOf } from './models';
-import { requestTicks } from './series';
 import type { Palette } from './theme';
+import { requestTicks } from './timeAxis';
 
 export interface ChartContext {
     data: DashboardData;
@@ -77,14 +77,16 @@ export function modelLegend(ctx: ChartContext, ids: Iterable<string>, mark: Lege
 }
 
 /** The shared x axis of the requests' charts. */
-export function requestAxis(ctx: ChartContext, width: number): { domain: [number, number]; ticks: number[]; format: (seq: number) => string; days: number[]; radius: number } {
+export function requestAxis(ctx: ChartContext, width: number): {
+    domain: [number, number]; ticks: number[]; format: (seq: number) => string; label: string; days: number[]; radius: number;
+} {
     const requests = ctx.data.requests;
     const seqs = requests.map((r) => r.seq);
     const lo = Math.min(...seqs) - 0.5;
     const hi = Math.max(...seqs) + 0.5;
     const perSeq = Math.max(1e-6, (width - MARGIN_LEFT - MARGIN_RIGHT) / (hi - lo));
-    const ticks = requestTicks(requests, 62 / perSeq);
-    const labels = new Map(ticks.map((t) => [t.seq, t.label]));
+    const time = requestTicks(requests, 62 / perSeq);
+    const labels = new Map(time.ticks.map((t) => [t.seq, t.label]));
     // a faint rule where each day starts (but the first)
     const days: number[] = [];
     let last = '';
@@ -97,5 +99,5 @@ export function requestAxis(ctx: ChartContext, width: number): { domain: [number
     }
     // dots shrink as requests crowd (from 4.2 px down to 2 px)
     const radius = Math.max(2, Math.min(4.2, perSeq * 0.6));
-    return { domain: [lo, hi], ticks: ticks.map((t) => t.seq), format: (seq) => labels.get(seq) ?? '', days, radius };
+    return { domain: [lo, hi], ticks: time.ticks.map((t) => t.seq), format: (seq) => labels.get(seq) ?? '', label: time.label, days, radius };
 }

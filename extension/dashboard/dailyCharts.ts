@@ -1,23 +1,24 @@
 /**
  * The per-day charts: tokens per day (cached input, fresh input and output stacked, one row per
  * model), cost per day (stacked by model, with each day's total), and the cache hit rate per day
- * and model. They share an x axis of days, the days without requests included.
+ * and model. They share an x axis of days, the days without requests included, a week at least
+ * (up to today), so that a day is seen among others.
  */
 import * as Plot from '@observablehq/plot';
 
 import { finish, MARGIN_LEFT, MARGIN_RIGHT, marginFor, modelColors, modelLegend, noData, tipStyle, type ChartContext, type ChartResult } from './chartKit';
 import type { DayModelRow } from './data';
-import { dayRange, formatCount, formatDay, formatPercent, formatTokens, formatUsd, tickFormat } from './format';
+import { formatCount, formatDay, formatPercent, formatTokens, formatUsd, localDay, tickFormat } from './format';
 import { modelOrder, nameOf } from './models';
-import { cacheRates, dailyCostTotals, linearAxis, SEGMENTS, thinDays, tokenSegments, type TokenSegment } from './series';
+import { cacheRates, dailyCostTotals, dayDomain, linearAxis, SEGMENTS, thinDays, tokenSegments, type TokenSegment } from './series';
+import { zoneLabel } from './timeAxis';
 
-function dayAxis(days: readonly DayModelRow[], width: number, marginLeft = MARGIN_LEFT): { domain: string[]; ticks: string[]; band: number; padding: number } {
-    const sorted = days.map((d) => d.day).sort();
-    const domain = sorted.length ? dayRange(sorted[0], sorted[sorted.length - 1]) : [];
+function dayAxis(ctx: ChartContext, width: number, marginLeft = MARGIN_LEFT): { domain: string[]; ticks: string[]; label: string; band: number; padding: number } {
+    const domain = dayDomain(ctx.data.days.map((d) => d.day), localDay(ctx.data.generated));
     const band = (width - marginLeft - MARGIN_RIGHT) / Math.max(1, domain.length);
     // bars no wider than about 56 px
     const padding = Math.min(0.8, Math.max(0.22, 1 - 56 / band));
-    return { domain, ticks: thinDays(domain, 52 / band), band, padding };
+    return { domain, ticks: thinDays(domain, 52 / band), label: `local date (${zoneLabel(ctx.data.generated)})`, band, padding };
 }
 
 export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult {
@@ -26,7 +27,7 @@ export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult 
     const segments = tokenSegments(days);
     const order = modelOrder(ctx.data);
     const models = order.filter((id) => days.some((d) => d.modelId === id));
-    const axis = dayAxis(days, width);
+    const axis = dayAxis(ctx, width);
     const segmentColors = [p.green, p.blue, p.orange];
     const facet = 118;
     // the tallest stack: cached + fresh input (the input, or the cached tokens if more) + output
@@ -37,8 +38,8 @@ export function dailyTokensChart(ctx: ChartContext, width: number): ChartResult 
         marginLeft: MARGIN_LEFT,
         marginRight: MARGIN_RIGHT,
         marginTop: 22,
-        marginBottom: 26,
-        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
+        marginBottom: 40,
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: axis.label, padding: axis.padding, tickSize: 0 },
         y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'tokens'), grid: true, label: null },
         fy: { domain: models, axis: null, padding: 0.2 },
         color: { domain: [...SEGMENTS], range: segmentColors },
@@ -81,7 +82,7 @@ export function dailyCostChart(ctx: ChartContext, width: number): ChartResult {
     const yFormat = tickFormat(y.ticks, 'usd');
     // tiny costs take many decimals ("$0.000005")
     const marginLeft = marginFor(y.ticks.map(yFormat));
-    const axis = dayAxis(ctx.data.days, width, marginLeft);
+    const axis = dayAxis(ctx, width, marginLeft);
     const labels = axis.band >= 46;
     const chart = Plot.plot({
         width,
@@ -89,8 +90,8 @@ export function dailyCostChart(ctx: ChartContext, width: number): ChartResult {
         marginLeft,
         marginRight: MARGIN_RIGHT,
         marginTop: labels ? 20 : 12,
-        marginBottom: 26,
-        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: axis.padding, tickSize: 0 },
+        marginBottom: 40,
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: axis.label, padding: axis.padding, tickSize: 0 },
         y: { domain: y.domain, ticks: y.ticks, tickFormat: yFormat, grid: true, label: null },
         color: { domain: colors.domain, range: colors.range },
         marks: [
@@ -136,7 +137,7 @@ export function cacheChart(ctx: ChartContext, width: number): ChartResult {
     if (rates.length === 0) {
         return noData('No usage reported yet.');
     }
-    const axis = dayAxis(ctx.data.days, width);
+    const axis = dayAxis(ctx, width);
     type Rate = (typeof rates)[number];
     const y = linearAxis(0, 100, 4);
     const chart = Plot.plot({
@@ -145,8 +146,8 @@ export function cacheChart(ctx: ChartContext, width: number): ChartResult {
         marginLeft: MARGIN_LEFT,
         marginRight: MARGIN_RIGHT,
         marginTop: 12,
-        marginBottom: 26,
-        x: { type: 'point', domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: null, padding: 0.5, tickSize: 0 },
+        marginBottom: 40,
+        x: { type: 'point', domain: axis.domain, ticks: axis.ticks, tickFormat: formatDay, label: axis.label, padding: 0.5, tickSize: 0 },
         y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'percent'), grid: true, label: null },
         color: { domain: colors.domain, range: colors.range },
         marks: [

@@ -51,7 +51,7 @@ export function fillChart(ctx: ChartContext, width: number): ChartResult {
     const top = Math.max(105, ...points.map((d) => d.percent * 1.06));
     const y = linearAxis(0, top, 5);
     const height = width < 560 ? 240 : 280;
-    const margin = { top: 14, bottom: 30 };
+    const margin = { top: 14, bottom: 36 };
     const labels = placeBudgetLabels(rules, top, height, margin);
     const halo = { stroke: p.background, strokeWidth: 3, strokeOpacity: 0.85 };
     const chart = Plot.plot({
@@ -61,7 +61,7 @@ export function fillChart(ctx: ChartContext, width: number): ChartResult {
         marginRight: MARGIN_RIGHT,
         marginTop: margin.top,
         marginBottom: margin.bottom,
-        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: null, tickSize: 4 },
+        x: { domain: axis.domain, ticks: axis.ticks, tickFormat: axis.format, label: axis.label, tickSize: 4 },
         y: { domain: y.domain, ticks: y.ticks, tickFormat: tickFormat(y.ticks, 'percent'), grid: true, label: 'context window used' },
         color: { domain: FILL_CATEGORIES.map((c) => c.id), range: FILL_CATEGORIES.map((c) => colors[c.id]) },
         symbol: { domain: FILL_CATEGORIES.map((c) => c.id), range: FILL_CATEGORIES.map((c) => SYMBOLS[FILL_SYMBOLS[c.id]]) },

@@ -180,6 +180,12 @@ export function formatWhen(time: number, now: number): string {
     return day === localDay(now) ? formatClock(time) : `${formatDay(day)} ${formatClock(time)}`;
 }
 
+/** The local date `n` days after `day` (before it when `n` is negative). */
+export function shiftDay(day: string, n: number): string {
+    const [y, m, d] = day.split('-').map(Number);
+    return dateKey(new Date(y ?? 1970, (m ?? 1) - 1, (d ?? 1) + n, 12));
+}
+
 /** The days from `first` to `last` (local dates, inclusive), with the ones between filled in. */
 export function dayRange(first: string, last: string): string[] {
     const [y, m, d] = first.split('-').map(Number);

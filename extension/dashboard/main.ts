@@ -15,12 +15,15 @@
  *                                                      (symbols are <path>s: shape and colour say what happened)
  *   figure[data-chart="accuracy"] g.tg-point circle    a request with inputTokens !== null (and > 0)
  *   figure[data-chart="ratios"] g.tg-line path         a model × ratio component seen in the requests' `ratios`
+ *                                                      (drawn once `details[data-details="calibration"]` is opened:
+ *                                                      calibration's internals are closed by default)
  *   figure[data-chart="daily-tokens"] g.tg-bar rect    three per `days` row: cached input, fresh input, output
  *                                                      (stacked in that order; 0 tokens draws a 0-high rect)
  *   figure[data-chart="daily-cost"] g.tg-bar rect      a `days` row with costUsd !== null
  *   figure[data-chart="cache"] g.tg-point circle       a `days` row with inputTokens > 0 (its cache hit rate)
  *   table[data-table="conversations"] > tbody > tr     a conversation (data-id = its id), latest started first
  *   table[data-table="requests"] > tbody > tr[data-seq] a request, newest first
+ *   .tg-region.tg-stacked                              a table too wide for its region, shown as cards
  *   #tg-dashboard .tg-tile[data-tile="today|total|requests|cache|input|output|saved"] .tg-tile-value
  * With no requests only `.tg-empty` shows (the sections are `hidden`).
  */
@@ -150,11 +153,20 @@ class Dashboard {
                 h('li', {}, 'tokens, cost and cache hits per day and model'),
                 h('li', {}, 'your conversations and the most recent requests')));
 
+        // calibration's internals, one click away for those who want them
+        const calibration = h('details', { class: 'tg-details', 'data-details': 'calibration' },
+            h('summary', {}, 'Calibration details: the ratios learned from the API\u2019s counts'), ratios.el);
+        calibration.addEventListener('toggle', () => {
+            if (calibration.open) {
+                this.renderCharts();
+            }
+        });
+
         const section = (id: string, title: string, ...children: Element[]) =>
             h('section', { class: 'tg-section', 'aria-labelledby': `tg-h-${id}` }, h('h2', { id: `tg-h-${id}` }, title), ...children);
         this.sections = [
             section('fill', 'Context fill', fill.el),
-            section('accuracy', 'Estimate accuracy', accuracy.el, ratios.el),
+            section('accuracy', 'Estimate accuracy', accuracy.el, calibration),
             section('daily', 'Tokens and cost per day', dailyTokens.el, h('div', { class: 'tg-pair' }, dailyCost.el, cache.el)),
             section('conversations', 'Conversations', this.conversations.region),
             section('requests', 'Recent requests', this.requests.region),
@@ -228,11 +240,13 @@ class Dashboard {
         }
     }
 
-    /** Redraw the charts if the width changed since they were drawn. */
+    /** Redraw the charts if the width changed since they were drawn; lay the tables out anew. */
     resized(): void {
         if (this.root.clientWidth !== this.renderedWidth) {
             this.renderCharts();
         }
+        this.conversations.fit();
+        this.requests.fit();
     }
 
     /** Redraw the charts if the theme's colours changed. */

@@ -1,9 +1,10 @@
 /**
  * The data series the charts draw, derived from the dashboard data (pure, no DOM): budget rules,
- * per-day token segments, costs and cache rates, learned ratios, and the ticks of the axes.
+ * per-day token segments, costs and cache rates, learned ratios, the days of the per-day axes, and
+ * the ticks of the value axes.
  */
 import type { DayModelRow, RequestRow } from './data';
-import { formatDay, formatPercent, localDay, pad } from './format';
+import { dayRange, formatPercent, shiftDay } from './format';
 import { listNames } from './models';
 
 // ---- input budgets ----------------------------------------------------------------------------
@@ -121,49 +122,18 @@ export function ratioLabel(component: string): string {
     return RATIO_COMPONENTS.find((c) => c.id === component)?.label ?? component;
 }
 
-// ---- axis ticks -------------------------------------------------------------------------------
+// ---- day axes -------------------------------------------------------------------------------
 
-interface AxisTick {
-    /** The request's `seq` the tick stands at. */
-    seq: number;
-    label: string;
-}
+/** The fewest days a per-day axis shows. */
+const MIN_DAYS = 7;
 
-/** Ticks for an axis of requests in `seq` order: the first request of each local day ("Nov 24"),
- * and of each hour ("14:00") when the requests span at most two days; ticks closer than
- * `minGap` seqs to the previous one are dropped (day ticks win over hour ticks). */
-export function requestTicks(requests: readonly { seq: number; time: number }[], minGap: number): AxisTick[] {
-    const sorted = [...requests].sort((a, b) => a.seq - b.seq);
-    const days = new Set(sorted.map((r) => localDay(r.time)));
-    const hours = days.size <= 2;
-    const candidates: (AxisTick & { day: boolean })[] = [];
-    let lastDay = '';
-    let lastHour = -1;
-    for (const r of sorted) {
-        const day = localDay(r.time);
-        const hour = new Date(r.time * 1000).getHours();
-        if (day !== lastDay) {
-            candidates.push({ seq: r.seq, label: formatDay(day), day: true });
-        } else if (hours && hour !== lastHour) {
-            candidates.push({ seq: r.seq, label: `${pad(hour)}:00`, day: false });
-        }
-        lastDay = day;
-        lastHour = hour;
-    }
-    // day ticks first, then hour ticks where they leave room
-    const kept: (AxisTick & { day: boolean })[] = [];
-    const fits = (seq: number) => kept.every((k) => Math.abs(k.seq - seq) >= minGap);
-    for (const c of candidates.filter((c) => c.day)) {
-        if (fits(c.seq)) {
-            kept.push(c);
-        }
-    }
-    for (const c of candidates.filter((c) => !c.day)) {
-        if (fits(c.seq)) {
-            kept.push(c);
-        }
-    }
-    return kept.sort((a, b) => a.seq - b.seq).map(({ seq, label }) => ({ seq, label }));
+/** The days from the first of `days` to `today` (or the last of `days`, if later), `MIN_DAYS`
+ * at least. */
+export function dayDomain(days: readonly string[], today: string): string[] {
+    const sorted = [...days, today].sort();
+    const last = sorted[sorted.length - 1];
+    const first = sorted[0] < shiftDay(last, 1 - MIN_DAYS) ? sorted[0] : shiftDay(last, 1 - MIN_DAYS);
+    return dayRange(first, last);
 }
 
 /** Every `step`-th day of `days` (so that labels of narrow bars do not overlap), the last kept. */

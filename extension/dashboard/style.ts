@@ -12,7 +12,8 @@ export const CSS = String.raw`
   --tg-border: var(--vscode-panel-border, #d0d7de);
   --tg-focus: var(--vscode-focusBorder, #0969da);
   --tg-hover: var(--vscode-list-hoverBackground, rgba(31, 35, 40, 0.05));
-  --tg-header: var(--vscode-keybindingTable-headerBackground, var(--tg-background));
+  /* a tint (VS Code's is translucent): the header lays it over the background */
+  --tg-header: var(--vscode-keybindingTable-headerBackground, transparent);
   --tg-blue: var(--vscode-charts-blue, #1a85ff);
   --tg-red: var(--vscode-charts-red, #e51400);
   --tg-yellow: var(--vscode-charts-yellow, #bf8803);
@@ -129,15 +130,43 @@ body {
 .tg-table th, .tg-table td { padding: 5px 10px; text-align: left; vertical-align: top; border-bottom: 1px solid color-mix(in srgb, var(--tg-border) 60%, transparent); }
 .tg-table thead th {
   position: sticky; top: 0; z-index: 1; white-space: nowrap; font-weight: 600;
-  background: var(--tg-header); border-bottom: 1px solid var(--tg-border);
+  background-color: var(--tg-background);
+  background-image: linear-gradient(var(--tg-header), var(--tg-header));
+  border-bottom: 1px solid var(--tg-border);
 }
 .tg-table tbody th { font-weight: normal; white-space: nowrap; }
 .tg-table tbody tr:last-child > * { border-bottom: none; }
 .tg-table tbody tr:hover { background: var(--tg-hover); }
 .tg-table .tg-num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .tg-table td, .tg-table th { white-space: nowrap; }
-.tg-table .tg-happened { white-space: normal; min-width: 13em; }
+.tg-table .tg-happened { white-space: normal; min-width: 11em; }
+.tg-table thead th, .tg-table .tg-model { white-space: normal; }
 .tg-table .tg-muted { color: var(--tg-muted); }
+
+/* a table too wide for its region: each row a card of labelled cells */
+.tg-stacked { overflow-x: hidden; }
+.tg-stacked .tg-table, .tg-stacked tbody { display: block; }
+.tg-stacked thead {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;
+}
+.tg-stacked tbody tr {
+  display: grid; grid-template-columns: repeat(auto-fill, minmax(6.5em, 1fr)); gap: 4px 12px;
+  padding: 7px 10px; border-bottom: 1px solid color-mix(in srgb, var(--tg-border) 60%, transparent);
+}
+.tg-stacked tbody tr:last-child { border-bottom: none; }
+.tg-stacked .tg-table tbody tr > * { display: block; padding: 0; border: none; text-align: left; white-space: normal; min-width: 0; }
+.tg-stacked .tg-table tbody tr > *::before {
+  content: attr(data-label); display: block; color: var(--tg-muted); font-size: 0.8em; font-weight: normal;
+}
+.tg-stacked .tg-table .tg-model { grid-column: span 2; }
+.tg-stacked .tg-table .tg-happened { grid-column: 1 / -1; }
+
+.tg-details { margin-top: 16px; }
+.tg-details > summary {
+  cursor: pointer; width: fit-content; padding: 3px 0; color: var(--tg-muted); font-weight: 600;
+}
+.tg-details > summary:hover { color: var(--tg-foreground); }
+.tg-details[open] > summary { color: var(--tg-foreground); }
 
 .tg-tag {
   display: inline-block; margin: 0 4px 2px 0; padding: 0 7px; border-radius: 10px;

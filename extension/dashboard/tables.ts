@@ -1,7 +1,10 @@
 /**
  * The conversations and recent requests tables: each in a focusable, labelled scroll region, with
  * one `<tr>` per row kept by key across live updates (a row is rebuilt only when what it shows
- * changed; scroll position and focus stay).
+ * changed; scroll position and focus stay). A table whose columns cannot all fit the region's
+ * width, even wrapped, is shown stacked (`tg-stacked`): each row a card of labelled cells, so
+ * nothing is cut or hidden past a horizontal scroll. The ARIA roles keep it a table to screen
+ * readers in either layout.
  */
 import { h, reconcile } from './dom';
 import type { Happening } from './requests';
@@ -23,7 +26,9 @@ function isCell(value: Cell | Happening[]): value is Cell {
 function cellNode<V>(column: Column<V>, row: V): HTMLTableCellElement {
     const value = column.cell(row);
     const classes = [column.numeric ? 'tg-num' : '', column.className ?? ''].filter(Boolean).join(' ') || null;
-    const attrs = column.rowHeader ? { scope: 'row', class: classes } : { class: classes };
+    const attrs = column.rowHeader
+        ? { scope: 'row', role: 'rowheader', class: classes, 'data-label': column.label }
+        : { role: 'cell', class: classes, 'data-label': column.label };
     const el = column.rowHeader ? h('th', attrs) : h('td', attrs);
     if (isCell(value)) {
         el.textContent = value.text;
@@ -38,6 +43,7 @@ function cellNode<V>(column: Column<V>, row: V): HTMLTableCellElement {
 
 class KeyedTable<V> {
     readonly region: HTMLDivElement;
+    private readonly table: HTMLTableElement;
     private readonly body: HTMLTableSectionElement;
     private readonly rows = new Map<string, { tr: HTMLTableRowElement; signature: string }>();
 
@@ -49,10 +55,19 @@ class KeyedTable<V> {
         private readonly signature: (row: V) => string,
         short = false,
     ) {
-        this.body = h('tbody');
-        const head = h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', class: c.numeric ? 'tg-num' : null }, c.label)));
-        const table = h('table', { class: 'tg-table', 'data-table': name }, h('thead', {}, head), this.body);
-        this.region = h('div', { class: short ? 'tg-region tg-short' : 'tg-region', role: 'region', tabindex: 0, 'aria-label': label }, table);
+        this.body = h('tbody', { role: 'rowgroup' });
+        const head = h('tr', { role: 'row' }, ...columns.map((c) => h('th', { scope: 'col', role: 'columnheader', class: c.numeric ? 'tg-num' : null }, c.label)));
+        this.table = h('table', { class: 'tg-table', role: 'table', 'data-table': name }, h('thead', { role: 'rowgroup' }, head), this.body);
+        this.region = h('div', { class: short ? 'tg-region tg-short' : 'tg-region', role: 'region', tabindex: 0, 'aria-label': label }, this.table);
+    }
+
+    /** Stack the rows if the table's columns overflow the region (measured as a table). */
+    fit(): void {
+        if (this.region.clientWidth === 0) {
+            return;
+        }
+        this.region.classList.remove('tg-stacked');
+        this.region.classList.toggle('tg-stacked', this.table.scrollWidth > this.region.clientWidth);
     }
 
     update(views: readonly V[]): void {
@@ -64,7 +79,7 @@ class KeyedTable<V> {
             const signature = this.signature(view);
             let entry = this.rows.get(key);
             if (!entry || entry.signature !== signature) {
-                const tr = h('tr', { [this.name === 'requests' ? 'data-seq' : 'data-id']: key }, ...this.columns.map((c) => cellNode(c, view)));
+                const tr = h('tr', { role: 'row', [this.name === 'requests' ? 'data-seq' : 'data-id']: key }, ...this.columns.map((c) => cellNode(c, view)));
                 if (entry) {
                     entry.tr.replaceWith(tr);
                 }
@@ -79,6 +94,7 @@ class KeyedTable<V> {
             }
         }
         reconcile(this.body, next);
+        this.fit();
     }
 }
 

@@ -2,7 +2,10 @@
  * The colours the charts draw with. SVG presentation attributes do not resolve `var()`, so the
  * stylesheet's `--tg-*` properties (VS Code's theme variables, or the report's light and dark
  * fallbacks) are read as computed values and passed to Plot; charts are redrawn when they change.
+ * A theme's chart colours are made legible against its background, and the models' colours are
+ * ours (`colors.ts`), chosen for a light or a dark background.
  */
+import { legible, parseColor, seriesColors } from './colors';
 
 export interface Palette {
     background: string;
@@ -32,22 +35,31 @@ const FALLBACK: Omit<Palette, 'series'> = {
     purple: '#652d90',
 };
 
+/** The page's background as drawn (the body's computed colour), else the stylesheet's. */
+function pageBackground(style: CSSStyleDeclaration): string {
+    const body = getComputedStyle(document.body).backgroundColor;
+    const parsed = parseColor(body);
+    return parsed !== null && parsed.a === 1 ? body : style.getPropertyValue('--tg-background').trim() || FALLBACK.background;
+}
+
 export function readPalette(root: Element): Palette {
     const style = getComputedStyle(root);
     const read = (name: keyof typeof FALLBACK) => style.getPropertyValue(`--tg-${name}`).trim() || FALLBACK[name];
-    const p = {
-        background: read('background'),
+    const background = pageBackground(style);
+    const mark = (name: keyof typeof FALLBACK) => legible(read(name), background);
+    return {
+        background,
         foreground: read('foreground'),
         muted: read('muted'),
         border: read('border'),
-        blue: read('blue'),
-        red: read('red'),
-        yellow: read('yellow'),
-        orange: read('orange'),
-        green: read('green'),
-        purple: read('purple'),
+        blue: mark('blue'),
+        red: mark('red'),
+        yellow: mark('yellow'),
+        orange: mark('orange'),
+        green: mark('green'),
+        purple: mark('purple'),
+        series: seriesColors(background),
     };
-    return { ...p, series: [p.blue, p.orange, p.purple, p.green, p.red, p.yellow] };
 }
 
 /** A key that changes when any colour does. */

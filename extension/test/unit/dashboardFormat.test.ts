@@ -9,7 +9,7 @@ import { modelNames, modelOrder } from '../../dashboard/models';
 import { estimateError, fillCategory, fillFraction, fillRequests, whatHappened, whatHappenedText } from '../../dashboard/requests';
 import { conversationRows, requestRows } from '../../dashboard/rows';
 import {
-    budgets, cacheRates, dailyCostTotals, linearAxis, ratioComponents, ratioPoints, requestTicks, thinDays, tokenSegments,
+    budgets, cacheRates, dailyCostTotals, linearAxis, ratioComponents, ratioPoints, thinDays, tokenSegments,
 } from '../../dashboard/series';
 import { summaryTiles } from '../../dashboard/summaries';
 
@@ -212,17 +212,6 @@ void test('ratio points per request and component, the known components first', 
     ]);
     assert.deepEqual(points.map((p) => [p.seq, p.component, p.value]), [[1, 'fixed', 6], [1, 'text', 1.2], [2, 'text', 1.1], [2, 'zeta', 3]]);
     assert.deepEqual(ratioComponents(points), ['text', 'fixed', 'zeta']);
-});
-
-void test('request axis ticks: each day\u2019s first request, hours over a short span, none too close', () => {
-    const rows = [
-        { seq: 1, time: at(11, 20, 9) }, { seq: 2, time: at(11, 20, 15) },
-        { seq: 3, time: at(11, 21, 9) }, { seq: 4, time: at(11, 22, 9) }, { seq: 5, time: at(11, 22, 10) },
-    ];
-    assert.deepEqual(requestTicks(rows, 1), [{ seq: 1, label: 'Nov 20' }, { seq: 3, label: 'Nov 21' }, { seq: 4, label: 'Nov 22' }]);
-    assert.deepEqual(requestTicks(rows, 2).map((t) => t.seq), [1, 3]);
-    const short = [{ seq: 1, time: at(11, 24, 9, 10) }, { seq: 2, time: at(11, 24, 9, 50) }, { seq: 3, time: at(11, 24, 10, 5) }, { seq: 4, time: at(11, 24, 12) }];
-    assert.deepEqual(requestTicks(short, 1), [{ seq: 1, label: 'Nov 24' }, { seq: 3, label: '10:00' }, { seq: 4, label: '12:00' }]);
 });
 
 void test('tick labels: the fewest decimals that keep every tick apart, the same on the whole axis', () => {
