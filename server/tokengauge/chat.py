@@ -15,6 +15,7 @@ always followed, when the request ends, by a true one.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,14 +25,14 @@ import attrs
 import httpx
 
 from tokengauge.activity.conversations import ANSWER_HEAD, marker
-from tokengauge.activity.record import Outcome
+from tokengauge.activity.record import Outcome, RequestRecord
 from tokengauge.calibration import budget
 from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.gauge import Gauge
-from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage
+from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage, unstructure
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.served import Served
 from tokengauge.protocol import (
@@ -54,6 +55,7 @@ from tokengauge.status import (
     with_trim,
     without_notes,
 )
+from tokengauge.telemetry.request import EndedRequest, TraceParent
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -172,6 +174,12 @@ class _Chat:
     """The answer's text so far leaves a code block open (a note must close it first)."""
     text_tail: str = ""
     """The answer's last two characters (a fence may be split between deltas)."""
+    started_ns: int = attrs.field(factory=time.time_ns)
+    first_chunk_ns: int | None = None
+    """When the first part of the answer came (Unix ns)."""
+    finish: str | None = None
+    answer: list[str] | None = None
+    """The whole answer's text, kept only when telemetry captures content."""
 
     def track_fences(self, text: str) -> None:
         """Follow whether the answer's text leaves a code block (```) open."""
@@ -214,12 +222,18 @@ class ChatRunner:
         sink: ChatSink,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        observer: Callable[[EndedRequest], None] | None = None,
+        capture_content: bool = False,
     ) -> None:
+        """`observer` hears of every request that ended (telemetry), with its prompt and answer
+        when `capture_content`."""
         self.gauge = gauge
         self.client = client
         self.sink = sink
         self.retry = retry
         self.sleep = sleep
+        self.observer = observer
+        self.capture_content = capture_content
         self._read_at: dict[str, float] = {}
         self._told_cut: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
@@ -256,6 +270,7 @@ class ChatRunner:
             estimate=self.gauge.estimate(model, params.messages, tools, params.tools),
             max_tokens=1,
             fitted=Fitted(params.messages, tools, 0),
+            answer=[] if self.capture_content else None,
         )
         return chat
 
@@ -316,12 +331,13 @@ class ChatRunner:
             self._fit(chat)
             result = await self._attempts(chat)
         except ChatError as exc:
-            self._log(chat, "failed", exc.brief)
+            self._log(chat, "failed", exc.brief, exc.kind)
             self._settle(chat, exc.brief, "error")
             raise
         except BaseException as exc:  # the status must not keep saying "retrying"
             cancelled = isinstance(exc, asyncio.CancelledError)
-            self._log(chat, "cancelled" if cancelled else "failed", type(exc).__name__)
+            kind = "cancelled" if cancelled else type(exc).__name__
+            self._log(chat, "cancelled" if cancelled else "failed", type(exc).__name__, kind)
             self._settle(chat, "cancelled", "info")
             raise
         self._settle(chat, "answered", "info")
@@ -429,9 +445,15 @@ class ChatRunner:
         self._told_cut.add(model.id)
         self.sink.notice(_cut_message(chat, window), _cut_setting(model))
 
-    def _log(self, chat: _Chat, outcome: Outcome, error: str | None = None) -> str | None:
-        """Add the request to the usage history, and say so; its conversation, if it has one (a
-        failure here fails no chat)."""
+    def _log(
+        self,
+        chat: _Chat,
+        outcome: Outcome,
+        error: str | None = None,
+        error_type: str | None = None,
+    ) -> str | None:
+        """Add the request to the usage history, and say so (to telemetry too); its
+        conversation, if it has one (a failure here fails no chat)."""
         try:
             record = self.gauge.log_request(
                 chat.model,
@@ -453,7 +475,32 @@ class ChatRunner:
         except Exception:
             log.exception("%s: the request could not be added to the usage history", chat.model.id)
             return None
+        if self.observer is not None:
+            try:
+                self.observer(self._ended(chat, record, error_type))
+            except Exception:
+                log.exception("%s: telemetry could not take the request", chat.model.id)
         return record.conversation
+
+    def _ended(self, chat: _Chat, record: RequestRecord, error_type: str | None) -> EndedRequest:
+        """What telemetry is told of a request that ended."""
+        captured = chat.answer is not None
+        return EndedRequest(
+            record=record,
+            provider=chat.model.provider,
+            url=chat.url,
+            start_ns=chat.started_ns,
+            end_ns=time.time_ns(),
+            first_chunk_ns=chat.first_chunk_ns,
+            parent=TraceParent.from_model_options(chat.params.model_options),
+            max_tokens=chat.max_tokens,
+            temperature=chat.options.temperature,
+            top_p=chat.options.top_p,
+            finish_reason=chat.finish,
+            error_type=error_type,
+            input_messages=json.dumps(unstructure(chat.messages)) if captured else None,
+            output_text="".join(chat.answer) if chat.answer is not None else None,
+        )
 
     async def _attempts(self, chat: _Chat) -> ChatResult:
         attempt = 0
@@ -567,12 +614,15 @@ class ChatRunner:
             part = message_part(event)
             if part is not None and (not isinstance(event, ThinkingDelta) or event.value):
                 progress.parts += 1
+                chat.first_chunk_ns = chat.first_chunk_ns or time.time_ns()
                 self.sink.part(chat.params.request_id, part)
             if isinstance(event, ToolCall):
                 chat.calls.append(event.call_id)
                 chat.called.add(event.name)
             elif isinstance(event, TextDelta):
                 chat.track_fences(event.value)
+                if chat.answer is not None:
+                    chat.answer.append(event.value)
                 if len(chat.answer_head) < ANSWER_HEAD:
                     chat.answer_head += event.value
         elif isinstance(event, Usage):
@@ -592,6 +642,7 @@ class ChatRunner:
 
     def _finish(self, chat: _Chat, progress: _Attempt) -> ChatResult:
         self._note(chat)
+        chat.finish = progress.finish
         model, params, estimate = chat.model, chat.params, chat.estimate
         usage = progress.usage
         if usage is None:

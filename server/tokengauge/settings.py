@@ -124,6 +124,26 @@ DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (
 
 
 @attrs.frozen
+class TelemetrySettings:
+    """Where the requests' OpenTelemetry spans and metrics go (the extension resolves them from
+    `tokenGauge.telemetry.*`, Copilot's own OTel settings and its environment variables; the
+    standard `OTEL_*` variables apply beneath)."""
+
+    enabled: bool = False
+    endpoint: str | None = None
+    """The OTLP/HTTP collector's base URL (`/v1/traces`, `/v1/metrics` are added); None:
+    `OTEL_EXPORTER_OTLP_*`, else `http://localhost:4318`."""
+    headers: dict[str, str] = attrs.field(factory=dict)
+    """Sent with every export (a collector's token: never logged)."""
+    resource_attributes: dict[str, str] = attrs.field(factory=dict)
+    """Added to `OTEL_RESOURCE_ATTRIBUTES` (e.g. `team.id`)."""
+    service_name: str | None = None
+    """`service.name` unless `OTEL_SERVICE_NAME` says otherwise; None: `tokengauge`."""
+    capture_content: bool = False
+    """Prompts and answers in the spans (off unless the user turns this on)."""
+
+
+@attrs.frozen
 class ServerSettings:
     """Everything the server reads from `initializationOptions`."""
 
@@ -149,6 +169,8 @@ class ServerSettings:
     """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
     usage_retention_days: int = 30
     """Days the usage history keeps a request (the dashboard's reach)."""
+    telemetry: TelemetrySettings = TelemetrySettings()
+    """OpenTelemetry spans and metrics of every request (off by default)."""
 
 
 def token_count(value: object, least: int) -> int | None:
@@ -221,7 +243,7 @@ def _checked_provider(provider: ProviderSettings) -> ProviderSettings:
         )
     headers = {}
     for name, value in provider.headers.items():
-        if _HEADER_NAME.fullmatch(name) and _HEADER_VALUE.fullmatch(value):
+        if _valid_header(name, value):
             headers[name] = value
         else:
             log.warning(
@@ -325,7 +347,28 @@ def parse_settings(options: Any) -> ServerSettings:
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
         usage_retention_days=_whole(options, "usageRetentionDays", 30, MAX_RETENTION_DAYS),
+        telemetry=_telemetry(options),
     )
+
+
+def _telemetry(options: dict[str, Any]) -> TelemetrySettings:
+    """`telemetry`, its endpoint an http(s) URL and its headers ones HTTP can carry (invalid:
+    off, said without the headers' values)."""
+    settings: TelemetrySettings = _scalar(
+        options, "telemetry", TelemetrySettings, TelemetrySettings()
+    )
+    if settings.endpoint is not None and not _is_http_url(settings.endpoint):
+        log.warning("telemetry.endpoint is not an http(s) URL: telemetry is off")
+        return TelemetrySettings()
+    bad = [n for n, v in settings.headers.items() if not _valid_header(n, v)]
+    if bad:
+        log.warning("telemetry.headers %s cannot be sent over HTTP: telemetry is off", bad[:3])
+        return TelemetrySettings()
+    return settings
+
+
+def _valid_header(name: str, value: str) -> bool:
+    return bool(_HEADER_NAME.fullmatch(name) and _HEADER_VALUE.fullmatch(value))
 
 
 def _tool_result_cap(options: dict[str, Any]) -> int | None:

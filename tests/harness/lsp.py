@@ -17,7 +17,7 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO, Any, Final, Protocol
 
 import attrs
@@ -41,10 +41,12 @@ Handler = Callable[[Any], None]
 
 
 @contextlib.asynccontextmanager
-async def spawned(client: LanguageClient) -> AsyncIterator[asyncio.subprocess.Process]:
+async def spawned(
+    client: LanguageClient, command: Sequence[str] = SERVER_COMMAND
+) -> AsyncIterator[asyncio.subprocess.Process]:
     """Start the server under `client` (not initialized). On the way out a server that did not
     shut down is killed, and the client stopped."""
-    await client.start_io(*SERVER_COMMAND)
+    await client.start_io(*command)
     process = client._server
     if process is None:
         raise RuntimeError("the server process did not start")
@@ -88,10 +90,13 @@ def expect_notification(client: TestClient, method: str) -> asyncio.Future[Any]:
 
 
 @contextlib.asynccontextmanager
-async def running_server(options: dict[str, Any]) -> AsyncIterator[TestClient]:
-    """A server of a test's own (restarts, unusual storage), initialized, shut down cleanly."""
+async def running_server(
+    options: dict[str, Any], command: Sequence[str] = SERVER_COMMAND
+) -> AsyncIterator[TestClient]:
+    """A server of a test's own (restarts, unusual storage; started by `command`), initialized,
+    shut down cleanly."""
     client = make_test_lsp_client()
-    async with spawned(client):
+    async with spawned(client, command):
         await initialize(client, options)
         yield client
         await client.shutdown_session()
