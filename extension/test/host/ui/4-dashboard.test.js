@@ -2,7 +2,10 @@
 // Token Gauge: Open Dashboard. Its page (a webview) is read through the driver: each chart has one mark
 // per request or day the server's data holds, the table one row per request, the costs sum to what the
 // upstream's own usage figures price to; it updates while open, follows the theme, is reached by
-// keyboard, and loads nothing its Content-Security-Policy would block. Screenshots in dark and light.
+// keyboard, and loads nothing its Content-Security-Policy would block. What only the browser shows is
+// measured in it: the tables' header is opaque, no column is cut at the panel's width or a narrow one,
+// every time axis has two ticks or more and a label, the models' colours stand out from the
+// background, and calibration's internals wait behind one click. Screenshots in dark and light.
 'use strict';
 const assert = require('assert');
 const vscode = require('vscode');
@@ -47,6 +50,74 @@ const COUNT = `(() => {
         text: document.body.innerText,
     };
 })()`;
+
+/** How the page is laid out and coloured, measured in its DOM. */
+const LOOK = `(() => {
+    const channels = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+    const alpha = (c) => (c === 'transparent' ? 0 : channels(c)[3] ?? 1);
+    const rgb = (c) => (c.startsWith('#') ? 'rgb(' + [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)).join(',') + ')' : c);
+    const luminance = (c) => {
+        const [r, g, b] = channels(c).slice(0, 3).map((v) => (v / 255 <= 0.04045 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const contrast = (a, b) => {
+        const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+        return (x + 0.05) / (y + 0.05);
+    };
+    const background = getComputedStyle(document.body).backgroundColor;
+    // drawn and not folded away (a closed <details> skips its contents)
+    const shown = (el) => el !== null && el.checkVisibility();
+    const details = document.querySelector('details[data-details="calibration"]');
+    return {
+        width: window.innerWidth,
+        headers: [...document.querySelectorAll('.tg-table thead th')].map((th) => alpha(getComputedStyle(th).backgroundColor)),
+        regions: [...document.querySelectorAll('.tg-region')].map((r) => ({
+            table: r.querySelector('table').dataset.table, scroll: r.scrollWidth, client: r.clientWidth, stacked: r.classList.contains('tg-stacked'),
+        })),
+        // a cell of "What happened" past its region's right edge, or wider than it shows
+        cutCells: [...document.querySelectorAll('.tg-region td.tg-happened')].filter((td) => {
+            const region = td.closest('.tg-region').getBoundingClientRect();
+            return td.getBoundingClientRect().right > region.right + 1 || td.scrollWidth > td.clientWidth + 1;
+        }).length,
+        axes: [...document.querySelectorAll('figure[data-chart] [aria-label="x-axis tick label"]')].filter(shown).map((g) => ({
+            chart: g.closest('figure[data-chart]').dataset.chart,
+            ticks: g.querySelectorAll('text').length,
+            label: g.closest('svg').querySelector('[aria-label="x-axis label"] text')?.textContent ?? '',
+        })),
+        modelColors: [...new Set([...document.querySelectorAll('figure[data-chart="accuracy"] g.tg-point circle')].map((c) => c.getAttribute('fill')))]
+            .map((fill) => ({ fill, contrast: contrast(rgb(fill), background) })),
+        calibration: { present: details !== null, open: details?.open ?? null, shown: shown(document.querySelector('figure[data-chart="ratios"]')) },
+        ratioLines: document.querySelectorAll('figure[data-chart="ratios"] g.tg-line path').length,
+        accuracyShown: shown(document.querySelector('figure[data-chart="accuracy"]')),
+    };
+})()`;
+
+async function looks() {
+    const [look] = await ui([{ inFrame: PAGE, evaluate: LOOK }]);
+    return look;
+}
+
+/** What a person must be able to read at the page's width, whatever the theme. */
+function assertReadable(look, where) {
+    const at = `${where}, ${look.width} px`;
+    assert.ok(look.headers.length > 0 && look.headers.every((a) => a === 1), `${at}: opaque table headers (alpha ${look.headers})`);
+    for (const r of look.regions) {
+        assert.ok(r.scroll <= r.client, `${at}: the ${r.table} table fits its region (${r.scroll} > ${r.client})`);
+    }
+    assert.strictEqual(look.cutCells, 0, `${at}: no "What happened" cell is cut`);
+    const timeAxes = look.axes.filter((a) => ['fill', 'accuracy', 'daily-tokens', 'daily-cost', 'cache'].includes(a.chart));
+    assert.ok(timeAxes.length >= 4, `${at}: the time axes drawn: ${JSON.stringify(look.axes)}`);
+    for (const axis of timeAxes) {
+        assert.ok(axis.ticks >= 2, `${at}: ${axis.chart} has ${axis.ticks} tick(s)`);
+        assert.match(axis.label, /(time|date).*\(UTC/, `${at}: ${axis.chart}'s axis says what its ticks are`);
+    }
+    assert.ok(look.modelColors.length >= 2, `${at}: two models drawn: ${JSON.stringify(look.modelColors)}`);
+    for (const c of look.modelColors) {
+        assert.ok(c.contrast >= 3, `${at}: the model colour ${c.fill} stands out ${c.contrast.toFixed(2)}:1`);
+    }
+    assert.deepStrictEqual(look.calibration, { present: true, open: false, shown: false }, `${at}: calibration's internals folded away`);
+    assert.ok(look.accuracyShown, `${at}: the estimate's accuracy is shown`);
+}
 
 async function shown() {
     const [counts] = await ui([{ inFrame: PAGE, evaluate: COUNT }]);
@@ -106,6 +177,8 @@ describe('the usage dashboard', function () {
         assert.strictEqual(counts.dailyTokens, want.dailyTokens, 'daily token bars');
         assert.deepStrictEqual(counts.seqs, data.requests.map((r) => r.seq).reverse(), 'rows newest first');
         assert.ok(want.fill >= 2 && want.conversations >= 2, `two chats shown: ${JSON.stringify(want)}`);
+        // the panel as it opens beside the chat: nothing cut, nothing hidden that should show
+        assertReadable(await looks(), 'as opened');
     });
 
     it('prices what the upstream counted, and sums it', async () => {
@@ -148,16 +221,37 @@ describe('the usage dashboard', function () {
         // The page as a person reads it: the panel alone in the window, its charts, then its tables.
         await vscode.commands.executeCommand('workbench.action.closeSidebar');
         await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+        // the tables' shot scrolls the requests a little: the sticky header stands over the rows
         const shots = (name) => ui([
             { wait: 700 }, { shot: `dashboard-${name}` },
             { inFrame: PAGE, evaluate: "document.getElementById('tg-h-conversations').scrollIntoView() || 1" },
+            { inFrame: PAGE, evaluate: "(document.querySelector('.tg-region:has(table[data-table=requests])').scrollTop = 40) || 1" },
             { wait: 300 }, { shot: `dashboard-${name}-tables` },
-            { inFrame: PAGE, evaluate: 'window.scrollTo(0, 0) || 1' },
+            { inFrame: PAGE, evaluate: "(document.querySelector('.tg-region:has(table[data-table=requests])').scrollTop = 0) || window.scrollTo(0, 0) || 1" },
         ]);
         const dark = await theme('Default Dark Modern');
         await shots('dark');
+        assertReadable(await looks(), 'dark');
         const light = await theme('Default Light Modern');
         await shots('light');
+        assertReadable(await looks(), 'light');
+        // a narrow panel: the tables stack their rows, nothing is cut
+        await ui([{ inFrame: PAGE, evaluate: "(document.getElementById('tg-dashboard').style.maxWidth = '420px') && 1" }, { wait: 700 }]);
+        const narrow = await looks();
+        await ui([
+            { inFrame: PAGE, evaluate: "document.getElementById('tg-h-requests').scrollIntoView() || 1" },
+            { wait: 300 }, { shot: 'dashboard-light-narrow' },
+            { inFrame: PAGE, evaluate: "(document.getElementById('tg-dashboard').style.maxWidth = '') || window.scrollTo(0, 0) || 1" },
+        ]);
+        assertReadable({ ...narrow, width: 420 }, 'light, narrow');
+        assert.ok(narrow.regions.find((r) => r.table === 'requests').stacked, 'the requests stacked in a narrow panel');
+        // calibration's internals, one click away
+        const [opened] = await ui([
+            { inFrame: PAGE, click: 'details[data-details="calibration"] > summary' }, { wait: 500 },
+            { inFrame: PAGE, evaluate: LOOK },
+            { inFrame: PAGE, click: 'details[data-details="calibration"] > summary' },
+        ]);
+        assert.ok(opened.calibration.open && opened.calibration.shown && opened.ratioLines > 0, `the learned ratios drawn when opened: ${JSON.stringify(opened.calibration)}, ${opened.ratioLines} lines`);
         await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
         const luminance = (rgb) => rgb.match(/\d+/g).slice(0, 3).reduce((sum, v) => sum + Number(v), 0);
         assert.ok(luminance(light.background) > luminance(dark.background), `${light.background} after ${dark.background}`);
