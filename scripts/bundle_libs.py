@@ -43,12 +43,11 @@ MACOS_MINIMUM: Final = "11.0"
 REPO = Path(__file__).resolve().parent.parent
 
 LEFT_OUT: Final = {
-    "requests": "tiktoken downloads rank files with it; tokengauge's encodings are bundled",
     "pygments": "rich highlights code with it; the command line prints tables only",
     "markdown-it-py": "rich renders Markdown with it; the command line prints tables only",
 }
 """Dependencies no code path of tokengauge reaches, with the reason; what only they need goes too
-(urllib3 and charset-normalizer with requests, mdurl with markdown-it-py)."""
+(mdurl with markdown-it-py). (requests stays: OpenTelemetry's OTLP exporter sends with it.)"""
 UNUSED_DIRS: Final = frozenset({"__pycache__", "tests", "_tests"})
 UNUSED_FILES: Final = ("*.pyc", "*.pyi", "py.typed")
 LICENCE: Final = re.compile(r"(licen[cs]e|copying|notice|authors)", re.IGNORECASE)
