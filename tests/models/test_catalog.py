@@ -9,6 +9,7 @@ import pytest
 
 from tokengauge.counting.images import ImageRule
 from tokengauge.models.catalog import (
+    ASSUMPTIONS_WARNED,
     DiscoveredModel,
     ModelCatalog,
     ModelSpec,
@@ -271,3 +272,20 @@ def test_catalog_keeps_spec_objects() -> None:
     )
     catalog = ModelCatalog([model])
     assert catalog.get("x") is model
+
+
+def test_many_unknown_models_are_warned_about_in_a_few_lines(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A listing of 100,000 models nobody described sent 100,000 warnings to VS Code's log."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    settings = ServerSettings(
+        providers=(OPENAI,),
+        models=tuple(ModelSettings(f"acme-brain-{i}", "openai") for i in range(50)),
+    )
+    catalog = ModelCatalog.from_settings(settings)
+    assert [m.context_window for m in catalog] == [32_768] * 50
+    warnings = warnings_of(caplog)
+    assert len(warnings) == ASSUMPTIONS_WARNED + 1
+    assert "acme-brain-0 is not in the built-in table" in warnings[0]
+    assert warnings[-1].startswith(f"{50 - ASSUMPTIONS_WARNED} more models are not in the built-in")

@@ -318,10 +318,11 @@ def create_server() -> TokenGaugeServer:
         await ls.shutdown_state()
 
     @server.feature(protocol.MODELS)
-    def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
+    async def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
         # Runs once the answer is written: loading the encodings must not delay it.
         asyncio.get_running_loop().call_soon(ls.warm_encodings)
-        return [unstructure(info) for info in ls.gauge.models()]
+        # Off the loop, as a listing's models are taken: a provider may list 100,000.
+        return await asyncio.to_thread(lambda: [unstructure(info) for info in ls.gauge.models()])
 
     @server.feature(protocol.COUNT_TOKENS)
     def count_tokens(ls: TokenGaugeServer, params: Any) -> Any:
@@ -380,7 +381,9 @@ def create_server() -> TokenGaugeServer:
         changed = False
         for listing in listings:
             if listing.models is not None:
-                changed |= ls.gauge.apply_discovery(listing.provider_id, listing.models)
+                # Off the loop: the catalog is built anew, and counts must not wait for it.
+                apply = ls.gauge.apply_discovery
+                changed |= await asyncio.to_thread(apply, listing.provider_id, listing.models)
                 ls.read_served(listing.provider_id, keys.get(listing.provider_id))
         if changed:
             ls.send_models_changed()
@@ -406,9 +409,12 @@ def create_server() -> TokenGaugeServer:
 
         listing = await list_provider(ls.chats.client, provider, request.api_key)
         if listing.models is not None:  # no modelsChanged: VS Code is asking for them already
-            ls.gauge.apply_discovery(provider.id, listing.models)
+            await asyncio.to_thread(ls.gauge.apply_discovery, provider.id, listing.models)
             ls.read_served(provider.id, request.api_key)
-        models = [ls.gauge.model_info(m) for m in ls.gauge.catalog if m.provider.id == provider.id]
+        catalog = ls.gauge.catalog
+        models = await asyncio.to_thread(
+            lambda: [ls.gauge.model_info(m) for m in catalog if m.provider.id == provider.id]
+        )
         ls.send_status()  # before any request, it counts the models ready
         return unstructure(AddProviderResult(provider.id, models, listing.error))
 

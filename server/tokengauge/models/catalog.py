@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 FALLBACK_CONTEXT_WINDOW: Final = 32_768
 FALLBACK_MAX_OUTPUT_TOKENS: Final = 4_096
+ASSUMPTIONS_WARNED: Final = 10
+"""Models whose sizes were assumed, warned about one by one when the catalog is built; the rest
+are counted in one warning (a listing of 100,000 unknown models sent as many)."""
 
 
 @attrs.frozen
@@ -145,10 +148,12 @@ def resolve_model(
     config: ModelSettings,
     provider: ProviderSettings,
     discovered: DiscoveredModel | None = None,
+    assumed: list[str] | None = None,
 ) -> ModelSpec:
     """Merge one configured model over what discovery found and its built-in entry. The name
     is the configured one, else the provider's, else the one people know it by (`display_name`);
-    images only where the built-in table says the model takes them."""
+    images only where the built-in table says the model takes them. Sizes assumed for a model
+    nobody described are warned about, or said in `assumed` if given."""
     known: KnownModel | None = lookup_known_model(config.id)
     window_set = config.context_window is not None
     if discovered is not None:
@@ -159,7 +164,7 @@ def resolve_model(
             max_output_tokens=config.max_output_tokens or discovered.max_output_tokens,
         )
     if known is None:
-        assumed = [
+        guessed = [
             f"{name} {value:,}"
             for name, given, value in (
                 ("contextWindow", config.context_window, FALLBACK_CONTEXT_WINDOW),
@@ -167,13 +172,13 @@ def resolve_model(
             )
             if given is None
         ]
-        if assumed:
-            log.warning(
-                "model %s is not in the built-in table and its provider did not say: "
-                "assuming %s (configure it to be exact)",
-                config.id,
-                " and ".join(assumed),
-            )
+        if guessed:
+            said = f"model {config.id} is not in the built-in table and its provider did not say: "
+            said += f"assuming {' and '.join(guessed)} (configure it to be exact)"
+            if assumed is None:
+                log.warning("%s", said)
+            else:
+                assumed.append(said)
     window = config.context_window or (known.context_window if known else FALLBACK_CONTEXT_WINDOW)
     output = config.max_output_tokens or (
         known.max_output_tokens if known else FALLBACK_MAX_OUTPUT_TOKENS
@@ -226,6 +231,7 @@ class ModelCatalog:
                 configs.append(ModelSettings(id=model_id, provider=provider_id))
                 configured.add(model_id)
         specs = []
+        assumed: list[str] = []
         for config in configs:
             provider = providers.get(config.provider)
             if provider is None:
@@ -235,7 +241,16 @@ class ModelCatalog:
                     config.provider,
                 )
                 continue
-            specs.append(resolve_model(config, provider, found.get((provider.id, config.id))))
+            discovered_model = found.get((provider.id, config.id))
+            specs.append(resolve_model(config, provider, discovered_model, assumed))
+        for said in assumed[:ASSUMPTIONS_WARNED]:
+            log.warning("%s", said)
+        if len(assumed) > ASSUMPTIONS_WARNED:
+            log.warning(
+                "%s more models are not in the built-in table and their providers did not say "
+                "their sizes: assumed as above",
+                f"{len(assumed) - ASSUMPTIONS_WARNED:,}",
+            )
         return cls(specs)
 
     def get(self, model_id: str) -> ModelSpec:

@@ -264,7 +264,7 @@ async def discover_models(
         isinstance(payload, Mapping) and isinstance(payload.get("data"), list)
     ):
         raise UpstreamError("the answer is not a model list")
-    models = parse_models_list(payload)
+    models = await asyncio.to_thread(parse_models_list, payload)  # a list may hold 100,000
     if all(model.context_window is not None for model in models):
         return models
     preset = preset_of(provider)
