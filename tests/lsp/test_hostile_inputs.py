@@ -165,3 +165,21 @@ async def test_a_tool_call_nested_too_deeply_does_not_fail_the_answer(
     ]
     again = await answer(client, "tokenGauge/chat", chat_params(model_id, later, tools=[READ_FILE]))
     assert again["finishReason"] in ("stop", "end_turn")
+
+
+async def test_a_usage_no_number_can_hold_ends_the_answer_as_usual(served):
+    """A count of 400 digits reported by the API failed the answer it ended (no float holds it):
+    it is read as no count, and every later answer is JSON."""
+    client, up = served
+    huge = 10**400
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi."}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": huge, "completion_tokens": huge}},
+    ]
+    body = sse([(None, chunk) for chunk in chunks]) + "data: [DONE]\n\n"
+    up.script(Scripted(body=body, status=200, content_type="text/event-stream"))
+    result = await answer(client, "tokenGauge/chat", chat_params("gpt-4o", conversation()))
+    assert result["finishReason"] == "stop" and result["usage"]["prompt_tokens"] == 0
+    for method in ("tokenGauge/usage", "tokenGauge/dashboard"):
+        json.dumps(await answer(client, method, {}), allow_nan=False)

@@ -237,6 +237,17 @@ def test_a_repeated_finish_reason_finishes_once():
             ),
             id="details",
         ),
+        # No float holds 10^400: the answer it ended failed with an internal error.
+        pytest.param(
+            [chunk(usage={"prompt_tokens": 10**400, "completion_tokens": -3})],
+            Usage(total_input_tokens=0, output_tokens=0, input_tokens=0),
+            id="counts-that-are-none",
+        ),
+        pytest.param(
+            [chunk(usage={"prompt_tokens": 2**53 - 1, "completion_tokens": 2**53})],
+            Usage(total_input_tokens=2**53 - 1, output_tokens=0, input_tokens=2**53 - 1),
+            id="the-largest-count",
+        ),
     ],
 )
 def test_openai_usage_is_reported_once_at_the_end(chunks: list[str], usage: Usage):

@@ -15,6 +15,7 @@ import attrs
 
 from tokengauge import jsontext
 from tokengauge.messages import (
+    MAX_SAFE_INTEGER,
     Part,
     TextPart,
     ThinkingPart,
@@ -147,9 +148,12 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def as_int(obj: dict[str, Any], key: str) -> int:
-    """`obj[key]` if it is an integer, else 0."""
+    """`obj[key]` if it is a count JSON carries exactly (0 to 2^53 − 1), else 0: a usage of 400
+    digits failed the answer it ended (no float holds it)."""
     value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= MAX_SAFE_INTEGER else 0
 
 
 def malformed(data: str) -> str:
