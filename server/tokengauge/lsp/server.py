@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import urlsplit
 
 import attrs
 import platformdirs
@@ -56,14 +58,17 @@ from tokengauge.settings import (
     DEFAULT_PROVIDERS,
     ProviderSettings,
     ServerSettings,
+    TelemetrySettings,
     parse_provider,
     parse_settings,
 )
+from tokengauge.telemetry.request import EndedRequest
 
 if TYPE_CHECKING:
     import httpx
 
     from tokengauge.chat import ChatRunner
+    from tokengauge.telemetry.export import Telemetry
     from tokengauge.upstream.discovery import Listing
 
 log = logging.getLogger(__name__)
@@ -71,6 +76,9 @@ P = TypeVar("P")
 AUTOSAVE_CHECK_SECONDS: Final = 1.0
 WARM_AFTER_INITIALIZED_SECONDS: Final = 2.0
 """When the encodings load if the extension has not asked for the models by then."""
+SEMCONV_OPT_IN: Final = "OTEL_SEMCONV_STABILITY_OPT_IN"
+EARLY_LIMIT: Final = 256
+"""Requests kept for telemetry while it starts, at most."""
 
 
 async def discover_providers(
@@ -126,6 +134,9 @@ class TokenGaugeServer(LanguageServer):
         self._chats: ChatRunner | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._warming = False
+        self._telemetry: Telemetry | None = None
+        self._ended_early: list[EndedRequest] | None = None
+        """Requests that ended while telemetry was starting (sent once it has)."""
         self.unasked: frozenset[str] = frozenset()
         """The ids of the default providers, when the person configured none: their failures
         are no news to them."""
@@ -154,6 +165,41 @@ class TokenGaugeServer(LanguageServer):
             ledger.directory,
             "" if ledger.persistent else " (in memory: see the warning above)",
         )
+
+    def start_telemetry(self) -> None:
+        """Start OpenTelemetry in the background when the settings turn it on (the SDK is
+        imported only then, off the loop)."""
+        settings = self.gauge.settings.telemetry
+        if not settings.enabled or self._ended_early is not None:
+            return
+        self._ended_early = []
+        task = asyncio.get_running_loop().create_task(self._start_telemetry(settings))
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    async def _start_telemetry(self, settings: TelemetrySettings) -> None:
+        def start() -> Telemetry:
+            from tokengauge.telemetry.export import Telemetry
+
+            return Telemetry(settings, os.environ.get(SEMCONV_OPT_IN, ""))
+
+        try:
+            self._telemetry = await asyncio.to_thread(start)
+        except Exception as exc:
+            log.warning("telemetry could not start (%s): requests are not traced", exc)
+            self._ended_early = None
+            return
+        log.info("telemetry: each request's span and metrics go to %s", _where(settings))
+        for ended in self._ended_early or []:
+            self._telemetry.request_ended(ended)
+        self._ended_early = None
+
+    def request_ended(self, ended: EndedRequest) -> None:
+        """Telemetry hears of a request that ended (if it is on)."""
+        if self._telemetry is not None:
+            self._telemetry.request_ended(ended)
+        elif self._ended_early is not None and len(self._ended_early) < EARLY_LIMIT:
+            self._ended_early.append(ended)
 
     def start_autosave(self) -> None:
         """Save the most asked strings when due, in the background: they outlive a crash, not
@@ -208,7 +254,14 @@ class TokenGaugeServer(LanguageServer):
                 Timeouts(settings.connect_timeout, settings.idle_timeout, settings.response_timeout)
             )
             retry = RetryPolicy(settings.max_attempts, settings.retry_base_delay)
-            self._chats = ChatRunner(gauge, client, ServerChatSink(self), retry)
+            self._chats = ChatRunner(
+                gauge,
+                client,
+                ServerChatSink(self),
+                retry,
+                observer=self.request_ended if settings.telemetry.enabled else None,
+                capture_content=settings.telemetry.capture_content,
+            )
         return self._chats
 
     def send_status(self) -> None:
@@ -236,6 +289,8 @@ class TokenGaugeServer(LanguageServer):
             task.cancel()
         if self._chats is not None:
             await self._chats.client.aclose()
+        if self._telemetry is not None:
+            await asyncio.to_thread(self._telemetry.shutdown)
         if self._gauge is not None:
             self._gauge.frequent.save()
             self._gauge.ledger.close()
@@ -295,6 +350,14 @@ def params_as(params: Any, cls: type[P]) -> P:
     return structure(params, cls, "params")
 
 
+def _where(settings: TelemetrySettings) -> str:
+    """Where telemetry goes, for the log (the endpoint's host only: no path, no credentials)."""
+    if settings.endpoint is None:
+        return "the collector of OTEL_EXPORTER_OTLP_* (default http://localhost:4318)"
+    parts = urlsplit(settings.endpoint)
+    return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+
+
 def create_server() -> TokenGaugeServer:
     """A server with every handler registered."""
     server = TokenGaugeServer()
@@ -306,6 +369,7 @@ def create_server() -> TokenGaugeServer:
         named = isinstance(options, dict) and "providers" in options
         ls.configure(parse_settings(options), default_providers=not named)
         ls.start_autosave()
+        ls.start_telemetry()
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: TokenGaugeServer, params: types.InitializedParams) -> None:
