@@ -55,14 +55,49 @@ describe('a first run, in the workbench', function () {
         await vscode.commands.executeCommand('notifications.hideList');
     });
 
-    it('adds a provider from Manage Models → Add Models, and lists its models', async () => {
-        await addModels('Test API', 'Other OpenAI-compatible', `${UPSTREAM}/v1`, KEY);
-        const models = await until('the new provider\'s models', async () => {
+    it('adds a first provider from Manage Models with a wrong key: the error names it and the way out', async () => {
+        await addModels('Test API', 'Other OpenAI-compatible', `${UPSTREAM}/v1`, 'sk-wrong-key-000');
+        await vscode.commands.executeCommand('workbench.action.chat.manage');
+        const status = await until('the group\'s error', async () => {
+            const [texts] = await ui([{ read: '.models-table-container, .monaco-list' }]);
+            return texts.find((t) => /rejected the API key/.test(t));
+        });
+        // The only group: VS Code gives it no menu, so the message names the command that fixes it.
+        assert.match(status, /Test API \(Manage Models\) rejected the API key/);
+        assert.match(status, /Run 'Token Gauge: Set API Key'/);
+        assert.doesNotMatch(status, /sk-wrong-key-000|Error:|\n\s+at /);
+        assert.deepEqual(await ourModels(), []);
+        // The row is cut at the column's width; its hover says it whole.
+        const [hover] = await ui([
+            { hover: '.models-table-container .error-status' }, { wait: 1000 },
+            { shot: 'manage-models-first-group-rejected' }, { read: '.monaco-hover, .workbench-hover' },
+        ]);
+        assert.match(hover.join('\n'), /Test API \(Manage Models\) rejected the API key[^]*Run 'Token Gauge: Set API Key'/);
+        await ui([{ press: 'Escape' }]);
+    });
+
+    it('sets the right key with Set API Key, and the provider\'s models appear without a reload', async () => {
+        const done = vscode.commands.executeCommand('tokenGauge.setApiKey');
+        // The one provider there is: Set API Key asks for its key straight away, by the group's name.
+        await ui([
+            { waitText: 'API key for Test API' }, { type: KEY }, { wait: 300 }, { shot: 'set-api-key-first-group' }, { press: 'Enter' },
+        ]);
+        await done;
+        const accepted = await toast('accepted');
+        assert.doesNotMatch(accepted, new RegExp(KEY));
+        await vscode.commands.executeCommand('notifications.hideList');
+        const models = await until('the group\'s models', async () => {
             const found = await ourModels();
             return found.length >= 2 && found;
         });
         assert.deepEqual(models.map((m) => m.id).sort(), ['gpt-4o', 'qwen2.5-coder:7b']);
-        await ui([{ waitText: 'GPT-4o' }, { shot: 'manage-models' }]);
+        await vscode.commands.executeCommand('workbench.action.chat.manage');
+        // In the table (the chat's model picker says GPT-4o too), the error gone.
+        await until('the group\'s models in Manage Models', async () => {
+            const [rows] = await ui([{ read: '.models-table-container' }]);
+            return rows.some((t) => t.includes('GPT-4o')) && !rows.some((t) => /rejected the API key/.test(t));
+        });
+        await ui([{ wait: 300 }, { shot: 'manage-models' }]);
         // Named as people know them; the unknown local model claims no vision.
         const gpt = models.find((m) => m.id === 'gpt-4o');
         assert.strictEqual(gpt.name, 'GPT-4o');
