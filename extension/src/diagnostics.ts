@@ -8,7 +8,7 @@
 import type { GroupConfiguration } from './groups';
 import { groupProvider, groupSecrets } from './groups';
 import type { ProviderEntry } from './protocol';
-import { providerSecrets, redact, REDACTED } from './redact';
+import { redact, REDACTED, settingsSecrets } from './redact';
 import type { ISettings } from './settings';
 
 /** A Manage Models group as this session knows it: its provider id, its values (key included). */
@@ -48,14 +48,19 @@ function groupEntry({ providerId, configuration }: SeenGroup): ProviderEntry {
 /** The diagnostics' text, with no credential in it. */
 export function diagnosticsText({ about, settings, groups, keys, server }: DiagnosticsSources): string {
     const secrets = [
-        ...settings.providers.flatMap(providerSecrets),
+        ...settingsSecrets(settings),
         ...groups.flatMap((group) => groupSecrets(group.configuration)),
         ...keys,
     ];
+    // A collector's headers are its credentials: their names only.
+    const telemetry = {
+        ...settings.telemetry,
+        headers: Object.fromEntries(Object.keys(settings.telemetry.headers).map((name) => [name, REDACTED])),
+    };
     const report = JSON.stringify(
         {
             ...about,
-            settings: { ...settings, providers: shareableProviders(settings.providers) },
+            settings: { ...settings, providers: shareableProviders(settings.providers), telemetry },
             // The providers of Manage Models this session (VS Code keeps their keys).
             manageModels: shareableProviders(groups.map(groupEntry)),
             server,

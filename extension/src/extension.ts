@@ -16,7 +16,7 @@ import { readPresets } from './presets';
 import { Methods, Notifications } from './protocol';
 import { stateCache, TokenGaugeProvider, VENDOR } from './provider';
 import { watchInterpreter } from './pythonExtension';
-import { providerSecrets, redactingLog } from './redact';
+import { redactingLog, settingsSecrets } from './redact';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { StatusBar } from './statusBar';
@@ -34,10 +34,10 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
     );
     // Every line without a credential: the settings' (kept up to date below), the keys handed out,
     // and the Manage Models groups' (once the provider below knows them).
-    let settingsSecrets = readSettings().providers.flatMap(providerSecrets);
+    let secretsOfSettings = settingsSecrets(readSettings());
     let groupSecrets = (): string[] => [];
     const log = redactingLog(vscode.window.createOutputChannel('Token Gauge', { log: true }), () => [
-        ...settingsSecrets,
+        ...secretsOfSettings,
         ...keys.seen,
         ...groupSecrets(),
     ]);
@@ -187,7 +187,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         watchInterpreter(() => void server.followInterpreter(readSettings()), log),
         vscode.workspace.onDidGrantWorkspaceTrust(() => void server.followInterpreter(readSettings())),
         vscode.workspace.onDidChangeConfiguration((event) => {
-            settingsSecrets = readSettings().providers.flatMap(providerSecrets);
+            secretsOfSettings = settingsSecrets(readSettings());
             statusBar.setEnabled(readSettings().statusBarEnabled);
             if (affectsServer(event)) {
                 void start();

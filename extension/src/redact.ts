@@ -13,6 +13,7 @@
 import type * as vscode from 'vscode';
 
 import type { ProviderEntry } from './protocol';
+import type { ISettings } from './settings';
 
 export const REDACTED = '[redacted]';
 /** A header value or URL part shorter than this is no credential (`1`, `on`). */
@@ -82,6 +83,15 @@ export function providerSecrets(provider: ProviderEntry): string[] {
         .filter(([name]) => secretHeader(name))
         .flatMap(([, value]) => [value, ...value.split(/\s+/).slice(-1)]);
     return [...headers, ...urlSecrets(provider.baseUrl ?? '')].filter((secret) => secret.length >= MIN_SECRET);
+}
+
+/** Every credential the settings hold: the providers' (header values, URL parts) and the telemetry
+ * collector's headers. */
+export function settingsSecrets(settings: Pick<ISettings, 'providers' | 'telemetry'>): string[] {
+    return [
+        ...settings.providers.flatMap(providerSecrets),
+        ...providerSecrets({ id: 'telemetry', headers: settings.telemetry.headers }),
+    ];
 }
 
 /** The spellings of `secret` a text may hold: as is, JSON-escaped, percent-encoded. */

@@ -3,9 +3,12 @@
 import * as vscode from 'vscode';
 
 import { ProviderEntry } from './protocol';
+import { TelemetryOptions, telemetryOptions } from './telemetrySettings';
 import { userOnly } from './userSettings';
 
 const CONFIG_SECTION = 'tokenGauge';
+/** Copilot Chat's own settings: its OpenTelemetry ones are followed (`telemetrySettings`). */
+const COPILOT_SECTION = 'github.copilot.chat';
 
 export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 
@@ -47,6 +50,7 @@ export interface ISettings {
     responseTimeout: number;
     toolResultMaxTokens: number;
     usageRetentionDays: number;
+    telemetry: TelemetryOptions;
 }
 
 /**
@@ -64,6 +68,7 @@ export function readSettings(): ISettings {
         idleTimeout: config.get<number>('idleTimeout', 120),
         responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
+        telemetry: telemetryOptions(config, vscode.workspace.getConfiguration(COPILOT_SECTION), process.env),
     };
 }
 
@@ -79,14 +84,17 @@ export function initializationOptions(settings: ISettings, storageDir: string): 
         responseTimeout: settings.responseTimeout,
         toolResultMaxTokens: settings.toolResultMaxTokens,
         usageRetentionDays: settings.usageRetentionDays,
+        telemetry: settings.telemetry,
     };
 }
 
-/** Whether a configuration change needs the server restarted (everything but the status bar). */
+/** Whether a configuration change needs the server restarted (everything but the status bar; and
+ * Copilot's OpenTelemetry settings, which telemetry follows). */
 export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
     return (
-        event.affectsConfiguration(CONFIG_SECTION) &&
-        !event.affectsConfiguration(`${CONFIG_SECTION}.statusBar`)
+        (event.affectsConfiguration(CONFIG_SECTION) &&
+            !event.affectsConfiguration(`${CONFIG_SECTION}.statusBar`)) ||
+        event.affectsConfiguration(`${COPILOT_SECTION}.otel`)
     );
 }
 

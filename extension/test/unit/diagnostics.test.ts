@@ -17,6 +17,13 @@ const settings: ISettings = {
     responseTimeout: 1800,
     toolResultMaxTokens: 0,
     usageRetentionDays: 30,
+    telemetry: {
+        enabled: true,
+        endpoint: 'http://collector.test:4318',
+        headers: { authorization: 'Bearer otel-collector-0006' },
+        resourceAttributes: { 'team.id': 'platform' },
+        captureContent: false,
+    },
 };
 
 void test("a Manage Models group's key, header values and URL parts never reach the diagnostics", async () => {
@@ -32,7 +39,7 @@ void test("a Manage Models group's key, header values and URL parts never reach 
     const groupKeys = new GroupKeys({ get: () => Promise.resolve(undefined), store: () => Promise.resolve(), delete: () => Promise.resolve() });
     await groupKeys.set(group.providerId, group.configuration, 'sk-group-set-0004');
     // Whatever the server's usage says, a text echoing each of them.
-    const echoed = 'gw-settings-0001 sk-group-vscode-0002 pk-group-0003 sk-group-set-0004';
+    const echoed = 'gw-settings-0001 sk-group-vscode-0002 pk-group-0003 sk-group-set-0004 otel-collector-0006';
     const text = diagnosticsText({
         about: { tokenGauge: '1.0.0', vscode: '1.139.0', platform: 'linux-x64' },
         settings,
@@ -43,7 +50,12 @@ void test("a Manage Models group's key, header values and URL parts never reach 
     for (const secret of echoed.split(' ')) {
         assert.ok(!text.includes(secret), `${secret} in\n${text}`);
     }
-    const report = JSON.parse(text) as { manageModels: { id: string; headers: Record<string, string> }[] };
+    const report = JSON.parse(text) as {
+        manageModels: { id: string; headers: Record<string, string> }[];
+        settings: { telemetry: { headers: Record<string, string>; endpoint: string } };
+    };
+    assert.deepEqual(report.settings.telemetry.headers, { authorization: REDACTED });
+    assert.equal(report.settings.telemetry.endpoint, 'http://collector.test:4318');
     assert.deepEqual(report.manageModels, [
         {
             id: 'Gateway (Manage Models)',
