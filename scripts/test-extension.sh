@@ -7,17 +7,19 @@
 #            Models → Add Models, error texts in the chat, the status bar across a reload), with
 #            screenshots (TG_SCREENSHOTS, default a folder of the run);
 #   vsix     the packaged tokengauge VSIX installed with --install-extension, driven by the consumer;
+#   untrusted  the development extension in a folder that is not trusted, the Python extension (its
+#            stand-in) naming an interpreter that leaves a marker when it runs;
 #   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh).
 # Prints each suite's output, then one plain `N passed, N failed` line for all of them.
 # Env: TG_PYTHON (the dev server's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3: a bare interpreter, so only bundled libs serve),
-# TG_HOST_SUITES (default "dev ui vsix copilot"), TG_HOST_TEST_GREP (only the host tests whose titles match).
+# TG_HOST_SUITES (default "dev untrusted ui vsix copilot"), TG_HOST_TEST_GREP (only the host tests whose titles match).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SUITES=${TG_HOST_SUITES:-dev ui vsix copilot}
+SUITES=${TG_HOST_SUITES:-dev untrusted ui vsix copilot}
 VERSION=$(node -p 'require("./package.json").version')
 VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
 
@@ -137,6 +139,17 @@ for suite in $SUITES; do
                 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
                 tally "$log.unscoped"
             fi;;
+        untrusted)
+            # No tokenGauge.pythonPath: the Python extension's interpreter would come first, were the
+            # folder trusted; it is a script that leaves a marker beside it, then runs this Python.
+            mkdir -p "$WORK/selected-env/bin"
+            printf '#!/bin/sh\necho ran >> "%s"\nexec "%s" "$@"\n' "$WORK/selected-env/ran" "$PY" > "$WORK/selected-env/bin/python"
+            chmod +x "$WORK/selected-env/bin/python"
+            settings "" | sed "s|\"tokenGauge.pythonPath\": \"\",|\"python.defaultInterpreterPath\": \"$WORK/selected-env/bin/python\", \"security.workspace.trust.startupPrompt\": \"never\",|" \
+                > "$WORK/untrusted-settings.json"
+            VSC_WORKSPACE_TRUST=1 bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$(envjson untrusted)" \
+                --settings "$WORK/untrusted-settings.json" --install-vsix "$WORK/python-stub/python-stub.vsix" 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]};;
         vsix)
             if [ ! -f "$VSIX" ]; then
                 echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)" | tee "$log"

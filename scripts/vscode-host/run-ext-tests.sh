@@ -11,7 +11,8 @@
 #                         with the same DIR starts as a reloaded window would
 #   --timeout MS          give up after MS (default $VSC_TEST_TIMEOUT_MS or 120000); exit code 2 then
 # Exits with the suite's exit code (0 = all passed). Logs stay in a fresh /tmp/vsc-run.* dir (path printed).
-# Needs scripts/vscode-host/setup.sh first. Env: VSC_HOME (default ~/.cache/vscode-host), DRIVE_VERBOSE=1.
+# Needs scripts/vscode-host/setup.sh first. Env: VSC_HOME (default ~/.cache/vscode-host), DRIVE_VERBOSE=1,
+# VSC_WORKSPACE_TRUST=1 (workspace trust as VS Code has it: the fresh folder opens untrusted; else it is off).
 # Adapted from shared/vscode-host/run-ext-tests.sh.
 set -euo pipefail
 HERE=$(dirname "$(realpath "$0")")
@@ -79,10 +80,11 @@ done
 # VSC_PORT: a fixed port (a later run with the same --user-data-dir needs the same origin for the browser's storage).
 PORT=${VSC_PORT:-$(node "$HERE/free-port.js")}
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$WORK/config.yaml"
+TRUST_OFF=--disable-workspace-trust; [ -z "${VSC_WORKSPACE_TRUST:-}" ] || TRUST_OFF=
 # enable-smoke-test-driver: without it the test payload in the URL is silently ignored.
 setsid "$CS" --config "$WORK/config.yaml" \
   --user-data-dir "$WORK/ud" --extensions-dir "$WORK/exts" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust \
+  --disable-telemetry --disable-update-check ${TRUST_OFF:+"$TRUST_OFF"} \
   ${VSC_LOG_LEVEL:+--log "$VSC_LOG_LEVEL"} \
   --vscode-option enable-smoke-test-driver "$WORK/ws" > "$WORK/code-server.log" 2>&1 &
 CS_PID=$!
