@@ -203,3 +203,28 @@ def test_a_marker_wins_over_everything_the_messages_share():
         Message("assistant", [TextPart("answer"), marker_part(f"m\\{marker(str(other))}")]),
     ]
     assert place(conversations, brought).conversation == other
+
+
+def test_a_conversation_told_before_sending_is_the_one_the_request_is_placed_in():
+    conversations = Conversations()
+
+    def ahead_then_place(messages: list[Message], tools: int = 3) -> tuple[str | None, Placement]:
+        kind = request_kind(messages, tools, helper_max_messages=2)
+        digests = [message_digest(m) for m in messages]
+        told = conversations.ahead(messages, digests, kind)
+        return told, conversations.place(messages, digests, kind, ahead=told)
+
+    first = [SYSTEM, ENVIRONMENT, user("fix the parser")]
+    digests = [message_digest(m) for m in first]
+    # Told twice before it is placed, a new conversation is new each time: nothing is kept.
+    assert conversations.ahead(first, digests, "turn") != conversations.ahead(
+        first, digests, "turn"
+    )
+    new, placed = ahead_then_place(first)
+    followed, again = ahead_then_place([*first, assistant("reading the parser…"), user("and?")])
+    other, elsewhere = ahead_then_place([SYSTEM, ENVIRONMENT, user("write the docs")])
+    helper, titled = ahead_then_place([TITLES, user("title for: fix the parser")], tools=0)
+    assert new is not None and placed.conversation == new
+    assert followed == again.conversation == new
+    assert other == elsewhere.conversation not in (None, new)
+    assert helper is None and titled.conversation is None

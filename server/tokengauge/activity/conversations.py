@@ -15,7 +15,9 @@ Helpers (a chat's title, a progress line) belong to none.
 Better than any of that: each answer of a conversation ends with a stateful marker naming its
 conversation (`marker`), which both of Copilot's runtimes keep in the history they send back; a
 request that brings one back (`marked`) is of that conversation, whatever else it shares, even
-after a restart. Copilot drops the markers of the rounds a summary replaced.
+after a restart. Copilot drops the markers of the rounds a summary replaced. A request can be
+told its conversation before it is sent (`ahead`: a new one is new then, and kept when the request
+is placed), so that what it sends can name the conversation its answer's marker will.
 
 What is kept is message digests, in memory and bounded; a server restarted mid-chat starts a new
 conversation for it.
@@ -98,12 +100,43 @@ class Conversations:
         kind: RequestKind,
         answer_text: str = "",
         answer_calls: Sequence[str] = (),
+        ahead: str | None = None,
     ) -> Placement:
         """The request's placement; remembers its messages, and its answer (`answer_text`, the
-        ids of the tool calls it made: `answer_calls`), as its conversation's."""
+        ids of the tool calls it made: `answer_calls`), as its conversation's. `ahead`: the
+        conversation `ahead` gave the request before it was sent (its answer names it)."""
         if kind == "helper":
             return Placement(kind, None)
         pairs = [(m, d) for m, d in zip(messages, digests, strict=True) if m.role != "system"]
+        joined, summarized = self._joined(messages, pairs, kind)
+        conversation = ahead or joined or new_conversation()
+        answer = Message("assistant", [TextPart(answer_text)]) if answer_text else None
+        keys = [*map(_call_key, answer_calls), *(_answer_keys(answer) if answer else [])]
+        for key in [*(digest for _, digest in pairs), *keys]:
+            self._owners[key] = conversation
+        self._last_active = conversation
+        if kind == "summarize":
+            self._summarized = conversation
+        elif summarized:
+            self._summarized = None
+        return Placement(kind, conversation, summarized and kind == "turn")
+
+    def ahead(
+        self, messages: Sequence[Message], digests: Sequence[str], kind: RequestKind
+    ) -> str | None:
+        """The conversation a request will be placed in, told before it is sent (a new one for a
+        request that joins none: `place` given it keeps it); None for a helper. Remembers
+        nothing."""
+        if kind == "helper":
+            return None
+        pairs = [(m, d) for m, d in zip(messages, digests, strict=True) if m.role != "system"]
+        return self._joined(messages, pairs, kind)[0] or new_conversation()
+
+    def _joined(
+        self, messages: Sequence[Message], pairs: Sequence[tuple[Message, str]], kind: RequestKind
+    ) -> tuple[str | None, bool]:
+        """The conversation the request joins, if any, and whether it brings a summary in for
+        the first time."""
         brought = marked(messages)
         compared = [d for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
         compared += [key for message in messages for key in _answer_keys(message)]
@@ -119,17 +152,12 @@ class Conversations:
             conversation = conversation or self._last_active
         elif conversation is None and summarized:
             conversation = self._summarized
-        conversation = conversation or uuid.uuid4().hex[:8]
-        answer = Message("assistant", [TextPart(answer_text)]) if answer_text else None
-        keys = [*map(_call_key, answer_calls), *(_answer_keys(answer) if answer else [])]
-        for key in [*(digest for _, digest in pairs), *keys]:
-            self._owners[key] = conversation
-        self._last_active = conversation
-        if kind == "summarize":
-            self._summarized = conversation
-        elif summarized:
-            self._summarized = None
-        return Placement(kind, conversation, summarized and kind == "turn")
+        return conversation, summarized
+
+
+def new_conversation() -> str:
+    """A new conversation's id."""
+    return uuid.uuid4().hex[:8]
 
 
 def marker(conversation: str) -> str:
