@@ -19,6 +19,7 @@ from tokengauge.settings import (
     MAX_RETENTION_DAYS,
     MAX_TOKENS,
     MIN_TOOL_RESULT_TOKENS,
+    AttributionSettings,
     ModelSettings,
     Pricing,
     ProviderSettings,
@@ -455,3 +456,41 @@ def test_cache_write_and_reasoning_prices():
     negative = {**pricing, "cacheWritePerMTok": -1}
     settings = parse_settings({"models": [{"id": "m", "provider": "ollama", "pricing": negative}]})
     assert settings.models[0].pricing is None
+
+
+def test_attribution_is_off_unless_set(log: pytest.LogCaptureFixture) -> None:
+    settings = parse_settings({"providers": [{"id": "gw", "preset": "litellm"}]})
+    assert settings.providers[0].attribution is None and settings.workspace_name is None
+
+
+def test_attribution_keeps_what_can_be_sent_and_never_says_its_values(
+    log: pytest.LogCaptureFixture,
+) -> None:
+    tags = ["team:payments", "kind:${requestKind}", "ws:${workspaceName}", "${workspace}", " "]
+    settings = parse_settings(
+        {
+            "providers": [
+                {
+                    "id": "gw",
+                    "preset": "litellm",
+                    "attribution": {"user": "ana-lopez", "tags": tags},
+                },
+                {"id": "or", "preset": "openrouter", "attribution": {"user": "Zoë Ünal"}},
+                {"id": "bad", "preset": "openrouter", "attribution": {"session": "yes"}},
+            ],
+            "workspaceName": "payroll-service",
+        }
+    )
+    gateway, openrouter, bad = settings.providers
+    assert gateway.attribution == AttributionSettings(
+        user="ana-lopez", tags=("team:payments", "kind:${requestKind}", "ws:${workspaceName}")
+    )
+    # A user no header can carry, and an attribution that is not one, are dropped: the entry stays.
+    assert openrouter.attribution is None and bad.attribution is None
+    assert (bad.id, bad.preset) == ("bad", "openrouter")
+    assert settings.workspace_name == "payroll-service"
+    warnings = warnings_of(log)
+    assert len(warnings) == 4
+    assert "${workspace}" in warnings[0] and "tags[4]" in warnings[1]
+    assert "providers[1].attribution.user" in warnings[2]
+    assert not any(value in " ".join(warnings) for value in ("Zoë", "ana-lopez", "payroll"))

@@ -40,11 +40,32 @@ MAX_RETENTION_DAYS: Final = 3650
 """The longest `usageRetentionDays` (the manifest's maximum)."""
 MAX_ATTEMPTS: Final = 10
 """The most tries `maxAttempts` may ask for (each waits twice as long as the one before)."""
+MAX_ATTRIBUTION_TEXT: Final = 128
+"""The longest attribution user or tag (OpenRouter takes ids of up to 128 characters)."""
+ATTRIBUTION_VARIABLES: Final = ("workspaceName", "requestKind")
+"""What an attribution tag may name as `${…}`: the workspace's name, the request's kind."""
 
 Dialect = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 ToolDocs = Literal["full", "progressive", "minimal"]
 TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)
+
+
+@attrs.frozen
+class AttributionSettings:
+    """What a gateway that meters spend (a LiteLLM proxy, OpenRouter) is told of each request
+    (`upstream.attribution`, where the provider's preset says it reads it); nothing unless set."""
+
+    user: str | None = None
+    """Whom the gateway books the spend to (LiteLLM's customer, OpenRouter's user): a name or
+    id the person types, printable ASCII (it may travel in a header)."""
+    tags: tuple[str, ...] = ()
+    """Tags (a LiteLLM proxy's): text of the person's choosing, in which `${workspaceName}` is
+    replaced by the workspace's name and `${requestKind}` by the request's kind (`turn`,
+    `helper` or `summarize`)."""
+    session: bool = False
+    """A session id per Copilot conversation, the same for all its requests (OpenRouter's
+    `session_id`, a LiteLLM proxy's session)."""
 
 
 @attrs.frozen
@@ -69,6 +90,8 @@ class ProviderSettings:
     managed: bool = False
     """Configured in VS Code's Manage Models (`tokenGauge/addProvider`), not in settings: it
     decides where a person is sent to fix a rejected key. Never taken from settings."""
+    attribution: AttributionSettings | None = None
+    """The identifiers its gateway attributes spend by; None: none are sent."""
 
 
 @attrs.frozen
@@ -171,6 +194,9 @@ class ServerSettings:
     """Days the usage history keeps a request (the dashboard's reach)."""
     telemetry: TelemetrySettings = TelemetrySettings()
     """OpenTelemetry spans and metrics of every request (off by default)."""
+    workspace_name: str | None = None
+    """The workspace's name, for the attribution tags that name it (the extension gives it only
+    when one does)."""
 
 
 def token_count(value: object, least: int) -> int | None:
@@ -225,7 +251,12 @@ def parse_provider(raw: Any, where: str, *, managed: bool = False) -> ProviderSe
     """One provider entry (of settings, or of Manage Models when `managed`), without the
     headers HTTP cannot carry; `InvalidInput` for an entry that is not one, or whose base URL
     cannot even be taken apart (every request would fail before it could say why)."""
+    attribution = raw.get("attribution") if isinstance(raw, dict) else None
+    if isinstance(raw, dict):  # a bad attribution costs the entry its attribution, not more
+        raw = {name: value for name, value in raw.items() if name != "attribution"}
     provider = structure(raw, ProviderSettings, where)
+    if attribution is not None:
+        provider = attrs.evolve(provider, attribution=_attribution(attribution, where))
     try:
         urlsplit(provider.base_url)
     except ValueError as exc:  # an unclosed IPv6 bracket
@@ -252,6 +283,58 @@ def _checked_provider(provider: ProviderSettings) -> ProviderSettings:
                 name[:40],
             )
     return attrs.evolve(provider, headers=headers)
+
+
+def _attribution(raw: Any, where: str) -> AttributionSettings | None:
+    """`attribution` without what cannot be sent (each said without its value, which may be
+    personal); None when nothing is left."""
+    try:
+        settings = structure(raw, AttributionSettings, f"{where}.attribution")
+    except InvalidInput as exc:
+        log.warning("%s: attribution ignored", exc)
+        return None
+    user = settings.user
+    if user is not None and not _attribution_text(user, header=True):
+        log.warning(
+            "%s.attribution.user must be 1 to %d printable ASCII characters: ignored",
+            where,
+            MAX_ATTRIBUTION_TEXT,
+        )
+        user = None
+    tags = []
+    for index, tag in enumerate(settings.tags):
+        unknown = [
+            name for name in re.findall(r"\$\{([^}]*)\}", tag) if name not in ATTRIBUTION_VARIABLES
+        ]
+        if not _attribution_text(tag, header=False):
+            log.warning(
+                "%s.attribution.tags[%d] must be 1 to %d characters: ignored",
+                where,
+                index,
+                MAX_ATTRIBUTION_TEXT,
+            )
+        elif unknown:
+            known = ", ".join(f"${{{name}}}" for name in ATTRIBUTION_VARIABLES)
+            log.warning(
+                "%s.attribution.tags[%d] names ${%s}, which is none of %s: ignored",
+                where,
+                index,
+                unknown[0][:40],
+                known,
+            )
+        else:
+            tags.append(tag)
+    if user is None and not tags and not settings.session:
+        return None
+    return AttributionSettings(user=user, tags=tuple(tags), session=settings.session)
+
+
+def _attribution_text(text: str, *, header: bool) -> bool:
+    """Whether `text` can be an attribution value: not blank, not too long, and (`header`)
+    printable ASCII."""
+    if not text.strip() or len(text) > MAX_ATTRIBUTION_TEXT:
+        return False
+    return not header or bool(re.fullmatch(r"[\x20-\x7e]+", text))
 
 
 def _is_http_url(text: str) -> bool:
@@ -348,6 +431,7 @@ def parse_settings(options: Any) -> ServerSettings:
         tool_result_max_tokens=_tool_result_cap(options),
         usage_retention_days=_whole(options, "usageRetentionDays", 30, MAX_RETENTION_DAYS),
         telemetry=_telemetry(options),
+        workspace_name=_scalar(options, "workspaceName", str, None) or None,
     )
 
 

@@ -4,14 +4,15 @@ A preset gives an entry its dialect and base URL (the entry's own win), and says
 takes its key (`Authorization: Bearer`, Anthropic's `x-api-key`, Azure's `api-key`), whether it
 needs one, which cheap request checks a key (the model list; OpenRouter's `GET /key`, since its
 model list needs no key) and how its models are sized (the list alone, Ollama's `/api/show`, a
-LiteLLM proxy's `/model/info`). An entry without a preset is recognised as before: Azure by its
-host, Ollama by its id or port, and OpenRouter by its host.
+LiteLLM proxy's `/model/info`), and, for a gateway that meters spend, where it reads whom and
+what a request is for (`Gateway`). An entry without a preset is recognised as before: Azure by
+its host, Ollama by its id or port, and OpenRouter by its host.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
@@ -26,6 +27,39 @@ Auth = Literal["bearer", "x-api-key", "api-key"]
 KeyCheck = Literal["models", "key"]
 Sizing = Literal["plain", "ollama", "litellm", "lmstudio", "llamacpp", "vllm"]
 OLLAMA_PORT: Final = 11434
+
+
+@attrs.frozen
+class Gateway:
+    """Where a gateway reads the identifiers it attributes spend by (`upstream.attribution`);
+    None: it reads none of that kind."""
+
+    user_header: str | None = None
+    """The header that names whom the spend is booked to."""
+    user_field: str | None = None
+    """The body field that does."""
+    session_header: str | None = None
+    """The header that groups a conversation's requests."""
+    session_field: str | None = None
+    """The body field that does."""
+    tags_object: Mapping[Dialect, str] = attrs.field(factory=dict, hash=False)
+    """The body object whose `tags` list it reads, by dialect (none: it takes no tags)."""
+
+
+LITELLM: Final = Gateway(
+    user_header="x-litellm-customer-id",
+    session_header="x-litellm-session-id",
+    # Its Messages and Responses routes read `litellm_metadata`: their APIs own `metadata`.
+    tags_object={
+        "openai": "metadata",
+        "responses": "litellm_metadata",
+        "anthropic": "litellm_metadata",
+    },
+)
+"""A LiteLLM proxy: the customer's header, its session header, `metadata.tags`."""
+OPENROUTER: Final = Gateway(user_field="user", session_field="session_id")
+"""OpenRouter: the body's `user` and `session_id` (which also keeps a conversation on the
+provider that holds its prompt cache)."""
 
 
 @attrs.frozen
@@ -46,6 +80,8 @@ class Preset:
     sizing: Sizing = "plain"
     """Where model windows come from besides the list: nowhere, `/api/show`, `/model/info`; a
     local server's own reading of what it has loaded (`upstream.served`)."""
+    gateway: Gateway | None = None
+    """Where it reads whom and what a request is for; None: nowhere."""
 
 
 PRESETS: Final = {
@@ -71,6 +107,7 @@ PRESETS: Final = {
             "bearer",
             True,
             key_check="key",
+            gateway=OPENROUTER,
         ),
         Preset("azure-openai", "Azure OpenAI", "openai", None, "api-key", True),
         Preset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1", "bearer", True),
@@ -113,6 +150,7 @@ PRESETS: Final = {
             "bearer",
             True,
             sizing="litellm",
+            gateway=LITELLM,
         ),
         Preset("openai-compatible", "Other OpenAI-compatible API", "openai", None, "bearer", False),
     )
@@ -139,14 +177,49 @@ def resolve(provider: ProviderSettings) -> ProviderSettings:
 
 
 def resolve_all(providers: Iterable[ProviderSettings]) -> tuple[ProviderSettings, ...]:
-    """Every entry resolved; one that cannot be is logged and left out."""
+    """Every entry resolved; one that cannot be is logged and left out, and what an entry's
+    `attribution` sets that its API does not read is said."""
     resolved = []
     for provider in providers:
         try:
             resolved.append(resolve(provider))
         except InvalidInput as exc:
             log.warning("%s: entry ignored", exc)
+            continue
+        unread = unread_attribution(resolved[-1])
+        if unread:
+            log.warning(
+                "provider %s: its API reads no attribution %s (a LiteLLM proxy reads user, tags "
+                "and session; OpenRouter user and session): not sent",
+                provider.id,
+                " or ".join(unread),
+            )
     return tuple(resolved)
+
+
+def gateway_of(provider: ProviderSettings) -> Gateway | None:
+    """Where the provider's API reads attribution, if it does."""
+    preset = preset_of(provider)
+    return preset.gateway if preset is not None else None
+
+
+def unread_attribution(provider: ProviderSettings) -> list[str]:
+    """What the provider's `attribution` sets (`user`, `tags`, `session`) that its API does
+    not read."""
+    settings, gateway = provider.attribution, gateway_of(provider)
+    if settings is None:
+        return []
+    given = {
+        "user": settings.user is not None,
+        "tags": bool(settings.tags),
+        "session": settings.session,
+    }
+    read = {
+        "user": gateway is not None and bool(gateway.user_header or gateway.user_field),
+        "tags": gateway is not None and bool(gateway.tags_object),
+        "session": gateway is not None and bool(gateway.session_header or gateway.session_field),
+    }
+    return [name for name, wanted in given.items() if wanted and not read[name]]
 
 
 def preset_of(provider: ProviderSettings) -> Preset | None:
