@@ -1,6 +1,7 @@
 /**
  * What Copy Diagnostics puts on the clipboard: versions, settings, the Manage Models providers and
- * the server's usage, as JSON a bug report may show. Header values are left out; every credential
+ * the server's usage, as JSON a bug report may show. Header values and the user a gateway books
+ * spend to are left out; every credential
  * known to this session (the settings' and the groups' keys, header values and URL parts) and
  * whatever looks like one is redacted from the whole.
  */
@@ -27,13 +28,22 @@ export interface DiagnosticsSources {
     server: unknown;
 }
 
-/** Providers as a bug report may show them: header values left out. */
+/** A provider as a bug report may show it: header values and the attribution's user (a person's
+ * name, maybe) left out. */
+function shareableProvider(provider: ProviderEntry): ProviderEntry {
+    const shared = { ...provider };
+    if (provider.headers) {
+        shared.headers = Object.fromEntries(Object.keys(provider.headers).map((name) => [name, REDACTED]));
+    }
+    if (provider.attribution?.user !== undefined) {
+        shared.attribution = { ...provider.attribution, user: REDACTED };
+    }
+    return shared;
+}
+
+/** Providers as a bug report may show them. */
 function shareableProviders(providers: ProviderEntry[]): ProviderEntry[] {
-    return providers.map((provider) =>
-        provider.headers
-            ? { ...provider, headers: Object.fromEntries(Object.keys(provider.headers).map((name) => [name, REDACTED])) }
-            : provider,
-    );
+    return providers.map(shareableProvider);
 }
 
 /** A group's provider entry; one whose headers cannot be read is shown without them. */

@@ -132,6 +132,19 @@ export interface DiscoveryReport {
 }
 
 /** A provider entry: `tokenGauge.providers[]` of the settings, or one configured in Manage Models. */
+/**
+ * What a gateway that meters spend (a LiteLLM proxy, OpenRouter) is told of each request; nothing
+ * unless set. `${workspaceName}` and `${requestKind}` in a tag are replaced by the server.
+ */
+export interface Attribution {
+    /** Whom the spend is booked to (LiteLLM's customer, OpenRouter's user). */
+    user?: string;
+    /** A LiteLLM proxy's tags. */
+    tags?: string[];
+    /** A session id per Copilot conversation. */
+    session?: boolean;
+}
+
 export interface ProviderEntry {
     id: string;
     preset?: string;
@@ -139,6 +152,7 @@ export interface ProviderEntry {
     baseUrl?: string;
     headers?: Record<string, string>;
     discover?: boolean;
+    attribution?: Attribution;
 }
 
 /** `tokenGauge/addProvider`: a Manage Models provider's models, or why they could not be listed. */

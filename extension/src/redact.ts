@@ -77,12 +77,14 @@ export function urlSecrets(url: string): string[] {
     return [...found, ...found.map(decoded)].filter((secret) => secret.length >= MIN_SECRET);
 }
 
-/** Every credential a provider's settings hold: its secret headers' values, its URL's. */
+/** Every credential a provider's settings hold: its secret headers' values, its URL's; and the user
+ * its gateway books spend to (a person's name, maybe: kept out the same way). */
 export function providerSecrets(provider: ProviderEntry): string[] {
     const headers = Object.entries(provider.headers ?? {})
         .filter(([name]) => secretHeader(name))
         .flatMap(([, value]) => [value, ...value.split(/\s+/).slice(-1)]);
-    return [...headers, ...urlSecrets(provider.baseUrl ?? '')].filter((secret) => secret.length >= MIN_SECRET);
+    const user = provider.attribution?.user;
+    return [...headers, ...urlSecrets(provider.baseUrl ?? ''), ...(user ? [user] : [])].filter((secret) => secret.length >= MIN_SECRET);
 }
 
 /** Every credential the settings hold: the providers' (header values, URL parts) and the telemetry

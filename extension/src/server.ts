@@ -167,7 +167,7 @@ export class ServerConnection implements vscode.Disposable {
         const clientOptions: LanguageClientOptions = {
             documentSelector: [],
             outputChannel: new LevelledChannel(this.log),
-            initializationOptions: initializationOptions(settings, storage),
+            initializationOptions: initializationOptions(settings, storage, vscode.workspace.name),
             connectionOptions: { maxRestartCount: MAX_RESTARTS },
         };
         const client = new LanguageClient('tokengauge', 'Token Gauge', serverOptions, clientOptions);

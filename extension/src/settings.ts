@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 
+import { workspaceNameOption } from './attribution';
 import { ProviderEntry } from './protocol';
 import { TelemetryOptions, telemetryOptions } from './telemetrySettings';
 import { userOnly } from './userSettings';
@@ -72,8 +73,9 @@ export function readSettings(): ISettings {
     };
 }
 
-/** What the server receives in `initializationOptions`. */
-export function initializationOptions(settings: ISettings, storageDir: string): object {
+/** What the server receives in `initializationOptions` (the workspace's name only when an attribution
+ * tag names it). */
+export function initializationOptions(settings: ISettings, storageDir: string, workspaceName?: string): object {
     return {
         storageDir,
         // None written: the server's defaults (the manifest's), which it knows nobody asked for.
@@ -85,6 +87,7 @@ export function initializationOptions(settings: ISettings, storageDir: string): 
         toolResultMaxTokens: settings.toolResultMaxTokens,
         usageRetentionDays: settings.usageRetentionDays,
         telemetry: settings.telemetry,
+        ...workspaceNameOption(settings.providers, workspaceName),
     };
 }
 

@@ -77,3 +77,17 @@ void test('a group whose headers cannot be read is listed without them, its valu
     assert.ok(!text.includes('hdr-secret-0005'), text);
     assert.match(text, /"id": "Odd \(Manage Models\)"/);
 });
+
+void test("the user a gateway books spend to is left out of the diagnostics, the rest of the attribution kept", () => {
+    const attribution = { user: 'ana-lopez', tags: ['team:payments', 'ws:${workspaceName}'], session: true };
+    const text = diagnosticsText({
+        about: { tokenGauge: '1.0.0', vscode: '1.139.0', platform: 'linux-x64' },
+        settings: { ...settings, providers: [{ id: 'gw', preset: 'litellm', attribution }] },
+        groups: [],
+        keys: [],
+        server: {},
+    });
+    assert.ok(!text.includes('ana-lopez'), text);
+    const report = JSON.parse(text) as { settings: { providers: { attribution: object }[] } };
+    assert.deepEqual(report.settings.providers[0].attribution, { ...attribution, user: REDACTED });
+});

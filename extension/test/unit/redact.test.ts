@@ -40,6 +40,12 @@ void test("a provider's header values and URL parts are redacted in every spelli
     assert.equal(text, `route ${R}, cookie "${R}", user ${R}, ${R}`);
 });
 
+void test("the user a provider's gateway books spend to is kept out like a credential", () => {
+    const secrets = providerSecrets({ id: 'gw', preset: 'litellm', attribution: { user: 'ana-lopez', tags: ['team:payments'] } });
+    assert.deepEqual(secrets, ['ana-lopez']);
+    assert.equal(redact('[Trace] {"attribution":{"user":"ana-lopez"}}', secrets), `[Trace] {"attribution":{"user":"${R}"}}`);
+});
+
 void test('every line of the log is redacted, at every level', () => {
     const written: string[] = [];
     const record = (...args: unknown[]) => written.push(args.map(String).join(' '));
