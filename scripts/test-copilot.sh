@@ -15,7 +15,11 @@
 # `ollama` preset with no contextWindow (the window comes from the server), turns and files a tenth
 # and a fifth of the standard's; local-set, the same with `"contextWindow": NATIVE` set, as people copy
 # it from the model card (the first request over LOADED is cut; the suite asserts it is caught). The
-# local scenarios' WINDOW is LOADED, their toolDocs minimal unless named, their family FAMILY_LOCAL.
+# local scenarios' WINDOW is LOADED, their toolDocs minimal unless named, their family FAMILY_LOCAL;
+# otel, the standard's first OTEL_TURNS turns with Copilot's own OpenTelemetry on and pointed at an
+# OTLP/HTTP collector on loopback (tests/harness/otlp.py, every span it receives written to
+# spans.jsonl), tokengauge's telemetry left to follow it (`auto`): the suite checks that each request
+# tokengauge sent is a `chat` span in Copilot's trace, under the span Copilot called the model from.
 # Env: TG_PYTHON (the server's and the upstream's Python, default .venv/bin/python),
 # TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8
 # shifting@1.0 local@1.0 local-set@1.0", about 1 min each: [scenario@]skew[/toolDocs], the scenario standard unless named, the
@@ -25,7 +29,9 @@
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
 # progressive or minimal), TG_COPILOT_LOADED (the local scenarios' loaded window, default 12288),
 # TG_COPILOT_NATIVE (their model's native window, default 131072), TG_COPILOT_FAMILY_LOCAL (their
-# family, default qwen3), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
+# family, default qwen3), TG_COPILOT_OTEL_TURNS (the otel scenario's turns, default 4),
+# TG_COPILOT_TELEMETRY (tokenGauge.telemetry.enabled in the otel scenario: on or off; unset, its
+# default auto), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
 # TG_COPILOT_RESULTS (a directory: keep each run's figures there as skew-<skew>[-toolDocs][-scenario]
 # [-loaded window, local scenarios][-counter].json),
 # TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON, for the first
@@ -62,6 +68,8 @@ COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
 LOADED=${TG_COPILOT_LOADED:-12288}
 NATIVE=${TG_COPILOT_NATIVE:-131072}
 FAMILY_LOCAL=${TG_COPILOT_FAMILY_LOCAL:-qwen3}
+OTEL_TURNS=${TG_COPILOT_OTEL_TURNS:-4}
+TELEMETRY=${TG_COPILOT_TELEMETRY:-}
 MODEL=sim
 KEY=sk-tg-copilot-test-0123456789
 
@@ -90,6 +98,7 @@ for RUN in $SKEWS; do
     [ "$RUN" = "$SKEW" ] || TOOL_DOCS=${RUN#*/}
     RUN_WINDOW=$WINDOW RUN_FAMILY=$FAMILY
     [ -z "$LOCAL" ] || { RUN_WINDOW=$LOADED; RUN_FAMILY=$FAMILY_LOCAL; }
+    RUN_TURNS=$TURNS; [ "$SCENARIO" != otel ] || RUN_TURNS=$OTEL_TURNS
     NAME=$SKEW
     [ "$TOOL_DOCS" = full ] || NAME=$NAME-$TOOL_DOCS
     [ "$SCENARIO" = standard ] || NAME=$NAME-$SCENARIO
@@ -115,12 +124,32 @@ for RUN in $SKEWS; do
     fi
     "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$UPSTREAM_CONFIG" > "$WORK/upstream.out" 2> "$WORK/upstream.err" &
     UPSTREAM_PID=$!
-    trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT
+    COLLECTOR_PID=
+    trap 'kill "$UPSTREAM_PID" $COLLECTOR_PID 2>/dev/null || true' EXIT
     for _ in $(seq 1 100); do [ -s "$WORK/upstream.out" ] && break; sleep 0.1; done
     URL=$(head -n 1 "$WORK/upstream.out")
     if [ -z "$URL" ]; then
         echo "test upstream did not start:"; cat "$WORK/upstream.err"
         failed=$((failed + 1)); status=1; continue
+    fi
+    # otel: a collector beside the upstream; Copilot exports to it, and tokengauge follows Copilot.
+    OTEL_JSON= SPANS=
+    if [ "$SCENARIO" = otel ]; then
+        SPANS=$WORK/spans.jsonl
+        "$PY" -m tests.harness.otlp --spans "$SPANS" > "$WORK/collector.out" 2> "$WORK/collector.err" &
+        COLLECTOR_PID=$!
+        for _ in $(seq 1 100); do [ -s "$WORK/collector.out" ] && break; sleep 0.1; done
+        COLLECTOR=$(head -n 1 "$WORK/collector.out")
+        if [ -z "$COLLECTOR" ]; then
+            echo "OTLP collector did not start:"; cat "$WORK/collector.err"
+            kill "$UPSTREAM_PID" "$COLLECTOR_PID" 2>/dev/null || true
+            failed=$((failed + 1)); status=1; continue
+        fi
+        OTEL_JSON="
+  \"github.copilot.chat.otel.enabled\": true,
+  \"github.copilot.chat.otel.otlpEndpoint\": \"$COLLECTOR\","
+        [ -z "$TELEMETRY" ] || OTEL_JSON="$OTEL_JSON
+  \"tokenGauge.telemetry.enabled\": \"$TELEMETRY\","
     fi
 
     # COPILOT.md's settings (anonymous access is what lets Copilot run headless), then tokengauge's:
@@ -141,7 +170,7 @@ for RUN in $SKEWS; do
   "chat.allowAnonymousAccess": true,
   "chat.agent.enabled": true,
   "chat.tools.global.autoApprove": true,
-  "chat.byokUtilityModelDefault": "mainAgent",
+  "chat.byokUtilityModelDefault": "mainAgent",$OTEL_JSON
   "tokenGauge.pythonPath": "$PY",
   "tokenGauge.logLevel": "debug",
   "tokenGauge.providers": [$PROVIDER_JSON],
@@ -152,8 +181,8 @@ for RUN in $SKEWS; do
 JSON
     trace=""
     [ "$ENTRY" = "${SKEWS%% *}" ] && trace=$TRACE
-    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$NATIVE" "$OUTPUT" "$TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "${DRIVE_SCREENSHOTS:-}")
+    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_COPILOT_SPANS": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$NATIVE" "$OUTPUT" "$RUN_TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "$SPANS" "${DRIVE_SCREENSHOTS:-}")
 
     extra=()
     if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX
@@ -172,7 +201,7 @@ JSON
     bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \
         --settings "$WORK/settings.json" --timeout "$TIMEOUT" ${extra[@]+"${extra[@]}"} 2>&1 | tee "$WORK/run.log"
     rc=${PIPESTATUS[0]}
-    kill "$UPSTREAM_PID" 2>/dev/null || true
+    kill "$UPSTREAM_PID" $COLLECTOR_PID 2>/dev/null || true
     line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)
     if [ -z "$line" ]; then  # the run died before the suite's own tally (timeout, driver error)
         failed=$((failed + 1))

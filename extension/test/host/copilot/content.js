@@ -5,7 +5,8 @@
 // Scenarios: `standard` (the kinds in turn), `large` (every third turn from the first a pasted
 // service log of at least 5,000 o200k tokens and 150 lines), `shifting` (prose and CJK, then code and logs, which
 // the upstream counts at different scales: `scaleRules`), and `local` / `local-set` (the standard
-// kinds and reads, sized for a local server's small loaded window: `SIZES`).
+// kinds and reads, sized for a local server's small loaded window: `SIZES`); `otel` is the standard's
+// content (what differs there is where Copilot's and tokengauge's spans go).
 'use strict';
 const path = require('path');
 
@@ -180,7 +181,7 @@ const TOKENS = [5000, 4200, 5800, 4600, 5400, 4000];
 // (400–580 true tokens of content) and files (360–480) are what such a window holds beside them, and
 // the conversation still outgrows it within a turn or two.
 const SIZES = { local: { turn: 0.1, file: 0.2 }, 'local-set': { turn: 0.1, file: 0.2 } };
-const SCENARIOS = ['standard', 'large', 'shifting', ...Object.keys(SIZES)];
+const SCENARIOS = ['standard', 'large', 'shifting', 'otel', ...Object.keys(SIZES)];
 
 // How the test upstream counts each kind in the shifting scenario (ModelBehavior.scale_rules, first
 // match wins; patterns as both Python's `re` and JavaScript read them): code and logs at 1.4 of

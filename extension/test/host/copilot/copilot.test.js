@@ -29,6 +29,14 @@
 // server) none is cut at all and VS Code is told a window within WINDOW; in `local-set` (the person set
 // contextWindow NATIVE, which wins until a cut teaches otherwise) at most one is, tokengauge marks its
 // usage record `cut`, and every later request fits. The fill range is not judged there (see FILL_RANGE).
+//
+// The otel scenario runs the standard's first turns with Copilot's own OpenTelemetry on, exporting to
+// an OTLP/HTTP collector on loopback that writes every span it receives to SPANS, and tokengauge's
+// telemetry at its default (`auto`: it follows Copilot's). Copilot makes no span of its own for a call
+// to an extension's model; it hands the provider its trace context in `modelOptions._otelTraceContext`.
+// Asserted besides the standard's: Copilot's spans arrive, and each request the upstream received is
+// one `chat` span of tokengauge's, in one of Copilot's traces under one of its spans, counting the
+// input tokens the upstream counted.
 'use strict';
 const assert = require('assert');
 const fs = require('fs');
@@ -79,6 +87,12 @@ const TRACE = env.TG_COPILOT_TRACE;
 const VENDOR = env.TG_COPILOT_VENDOR || 'tokengauge';
 const TOKENGAUGE = VENDOR === 'tokengauge';
 const CUSTOM_ENDPOINT = VENDOR === 'customendpoint';
+// The otel scenario: where the collector writes the spans it receives (one JSON line each, as
+// tests/harness/otlp.py's Span), and how long to wait for the last batches after the last turn.
+const OTEL = SCENARIO === 'otel';
+const SPANS = env.TG_COPILOT_SPANS;
+const SPANS_WAIT_MS = 60000;
+const SPAN_KIND_CLIENT = 3; // OTLP's SpanKind
 // The rungs of tokengauge's recovery ladder, as its usage records name them (`ladder`).
 const RUNGS = ['toolResults', 'history', 'toolDocs', 'output', 'userMessage'];
 
@@ -232,6 +246,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
     let started; // when the run began (ms)
     let toldEnd; // maxInputTokens VS Code was told at the end of the run
     let cutRecords = []; // tokengauge's usage records of the requests its server cut (`cut`)
+    let resetAt; // when the upstream forgot the warm-up's requests (ms): the spans judged start after it
     const records = new Map(); // tokengauge's usage records of the agent turns, by time
 
     before(async function () {
@@ -280,6 +295,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         console.log(`model ${VENDOR}/${MODEL} (${model.family}): maxInputTokens ${model.maxInputTokens}, maxOutputTokens ` +
             `${model.maxOutputTokens}; upstream window ${WINDOW}, true tokenizer ${ENCODING} × ${SKEW}, scenario ${SCENARIO}`);
         await vscode.commands.executeCommand('workbench.action.chat.newChat');
+        resetAt = Date.now();
         await control('reset', {});
     });
 
@@ -346,6 +362,67 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
             }
         });
     }
+
+    // Copilot's trace and tokengauge's spans in it, as the collector received them. Each upstream
+    // request is paired with the span of tokengauge's that counted its input tokens; the agent's requests
+    // (Copilot's tools sent: turns, tool-call rounds, compactions) are made inside Copilot's span of
+    // their turn, its helpers (progress messages, titles) outside any: those get no trace context, and
+    // tokengauge makes them root spans.
+    if (OTEL) it('each request tokengauge sent is a chat span in Copilot\'s trace', async function () {
+        this.timeout(SPANS_WAIT_MS + 30000);
+        assert.ok(SPANS, 'TG_COPILOT_SPANS is not set');
+        const isOurs = (s) => s.resource['service.name'] === 'tokengauge';
+        const read = async () => {
+            const spans = fs.readFileSync(SPANS, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+            const copilot = spans.filter((s) => !isOurs(s));
+            const byId = new Map(copilot.map((s) => [`${s.trace_id}/${s.span_id}`, s]));
+            // start_ns loses its last digits to a double: no matter at a millisecond's grain
+            const ours = spans.filter((s) => isOurs(s) && s.start_ns / 1e6 >= resetAt);
+            const parentOf = (s) => byId.get(`${s.trace_id}/${s.parent_span_id}`);
+            return { spans, copilot, ours, parentOf, sent: await upstreamRequests() };
+        };
+        // Both export in batches, Copilot a span once it ends: wait (bounded) for a span per request the
+        // upstream saw, the parents they name and an invoke_agent span per turn.
+        const complete = (x) => x.ours.length >= x.sent.length && x.ours.every((s) => !s.parent_span_id || x.parentOf(s))
+            && x.copilot.filter((s) => s.name.startsWith('invoke_agent')).length >= TURNS;
+        const t0 = Date.now();
+        let seen = await read();
+        while (!complete(seen) && Date.now() - t0 < SPANS_WAIT_MS) {
+            await sleep(500);
+            seen = await read();
+        }
+        const { spans, copilot, ours, parentOf, sent } = seen;
+        const unpaired = [...ours];
+        const spanOf = new Map(sent.map((r) => {
+            const i = unpaired.findIndex((s) => s.attributes['gen_ai.usage.input_tokens'] === r.prompt_tokens);
+            return [r.id, i >= 0 ? unpaired.splice(i, 1)[0] : undefined];
+        }));
+        const agent = (r) => toolsOf(r) > 0;
+        const tally = (names) => Object.entries(names.reduce((n, name) => ({ ...n, [name]: (n[name] || 0) + 1 }), {}))
+            .map(([name, n]) => `${n} ${name}`).join(', ');
+        const under = ours.filter(parentOf);
+        console.log(`otel: ${spans.length} spans received (${copilot.length} of Copilot's: ${tally(copilot.map((s) => s.name))}); ` +
+            `${ours.length} of tokengauge's for the ${sent.length} requests the upstream received (${sent.filter(agent).length} of ` +
+            `the agent's), ${under.length} under a span of Copilot's (${tally(under.map((s) => parentOf(s).name))}), ` +
+            `${ours.filter((s) => !s.parent_span_id).length} root spans (${tally(sent.filter((r) => spanOf.get(r.id) && !spanOf.get(r.id).parent_span_id)
+                .map((r) => (agent(r) ? 'agent' : 'helper')))}); waited ${((Date.now() - t0) / 1000).toFixed(1)} s after the last turn`);
+        assert.ok(copilot.some((s) => s.name.startsWith('invoke_agent')), `no invoke_agent span of Copilot's among ${copilot.length}`);
+        assert.deepStrictEqual(ours.map((s) => `${s.name} ${s.kind}`), ours.map(() => `chat ${MODEL} ${SPAN_KIND_CLIENT}`),
+            'tokengauge\'s spans: chat {model}, CLIENT');
+        assert.strictEqual(ours.length, sent.length, 'one tokengauge span per request the upstream received');
+        assert.deepStrictEqual(sent.filter((r) => !spanOf.get(r.id)).map((r) => `request ${r.id}: ${r.prompt_tokens}`), [],
+            'requests without a tokengauge span of their input tokens (gen_ai.usage.input_tokens)');
+        assert.deepStrictEqual(ours.filter((s) => s.parent_span_id && !parentOf(s)).map((s) => `trace ${s.trace_id} parent ${s.parent_span_id}`), [],
+            'tokengauge spans whose parent is none of Copilot\'s spans of their trace');
+        // The agent's requests of one turn under one span of Copilot's, each turn's its own.
+        const parents = turns.map((turn) => [...new Set(turn.requests.filter(agent).map((r) => {
+            const span = spanOf.get(r.id);
+            const parent = span && parentOf(span);
+            return parent ? `${parent.name} ${parent.trace_id}/${parent.span_id}` : `request ${r.id}: no parent`;
+        }))]);
+        assert.ok(parents.every((p) => p.length === 1 && !p[0].includes('no parent')), `the agent's requests' parents per turn: ${JSON.stringify(parents)}`);
+        assert.strictEqual(new Set(parents.map((p) => p[0])).size, turns.length, `one parent per turn: ${JSON.stringify(parents)}`);
+    });
 
     after(async () => {
         const all = await upstreamRequests();
