@@ -368,7 +368,7 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
     // (Copilot's tools sent: turns, tool-call rounds, compactions) are made inside Copilot's span of
     // their turn, its helpers (progress messages, titles) outside any: those get no trace context, and
     // tokengauge makes them root spans.
-    if (OTEL) it('each request tokengauge sent is a chat span in Copilot\'s trace', async function () {
+    if (OTEL && TOKENGAUGE) it('each request tokengauge sent is a chat span in Copilot\'s trace', async function () {
         this.timeout(SPANS_WAIT_MS + 30000);
         assert.ok(SPANS, 'TG_COPILOT_SPANS is not set');
         const isOurs = (s) => s.resource['service.name'] === 'tokengauge';
