@@ -6,9 +6,21 @@ import datetime
 
 import pytest
 
-from tokengauge.cost import CostTotal, cost_totals, format_usd, request_cost, start_of_day
+from tokengauge.cost import (
+    MAX_REQUEST_COST_USD,
+    USD_TICKS,
+    CostTotal,
+    cost_totals,
+    format_usd,
+    reported_usd,
+    request_cost,
+    request_cost_of,
+    split_text,
+    start_of_day,
+)
 from tokengauge.messages import Usage
 from tokengauge.settings import Pricing
+from tokengauge.upstream.events import header_cost, reported_cost
 
 # $ per million tokens: input 3, cached input 0.30, cache write 3.75, output 15 (Claude Sonnet).
 FULL = Pricing(
@@ -104,3 +116,109 @@ def test_start_of_day_is_local_midnight() -> None:
 )
 def test_format_usd(amount: float, text: str) -> None:
     assert format_usd(amount) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "per_usd", "expected"),
+    [
+        pytest.param(0.00333825, 1, 0.00333825, id="openrouter-cost"),
+        pytest.param(1_466_250, USD_TICKS, 0.000146625, id="xai-ticks"),
+        pytest.param("2.85e-05", 1, 2.85e-05, id="litellm-header"),
+        pytest.param(" 0.5 ", 1, 0.5, id="header-with-spaces"),
+        pytest.param(0, 1, 0.0, id="free"),
+        pytest.param("None", 1, None, id="litellm-knows-none"),
+        pytest.param("", 1, None, id="empty-header"),
+        pytest.param(None, 1, None, id="null"),
+        pytest.param(True, 1, None, id="boolean"),
+        pytest.param("0x10", 1, None, id="not-a-decimal"),
+        pytest.param(-0.01, 1, None, id="negative"),
+        pytest.param(float("nan"), 1, None, id="nan"),
+        pytest.param("NaN", 1, None, id="nan-header"),
+        pytest.param("inf", 1, None, id="infinite-header"),
+        pytest.param(1e308, 1, None, id="beyond-any-request"),
+        pytest.param(10**400, USD_TICKS, None, id="400-digit-ticks"),
+        pytest.param(MAX_REQUEST_COST_USD, 1, MAX_REQUEST_COST_USD, id="the-bound"),
+        pytest.param({"usd": 1}, 1, None, id="object"),
+    ],
+)
+def test_a_reported_cost_is_a_bounded_finite_amount(
+    value: object, per_usd: int, expected: float | None
+) -> None:
+    assert reported_usd(value, per_usd) == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        pytest.param({"cost": 0.00007159, "is_byok": False}, 0.00007159, id="openrouter"),
+        pytest.param(
+            {
+                "cost": 0.0001,
+                "is_byok": True,
+                "cost_details": {"upstream_inference_cost": 0.002},
+            },
+            0.0021,
+            id="openrouter-byok-fee-and-own-key",
+        ),
+        pytest.param(
+            {"cost": 0.0001, "is_byok": True, "cost_details": {"upstream_inference_cost": None}},
+            None,
+            id="openrouter-byok-without-upstream",
+        ),
+        pytest.param(
+            {"cost": 0.003, "cost_details": {"upstream_inference_cost": None}},
+            0.003,
+            id="openrouter-not-byok",
+        ),
+        pytest.param({"cost_in_usd_ticks": 177_640_000}, 0.017764, id="xai-responses"),
+        pytest.param({"cost_in_usd_ticks": -5, "cost": 0.5}, 0.5, id="bad-ticks"),
+        pytest.param({"prompt_tokens": 10}, None, id="no-cost"),
+        pytest.param({"cost": "0.5"}, 0.5, id="cost-as-text"),
+    ],
+)
+def test_the_cost_a_usage_object_states(usage: dict[str, object], expected: float | None) -> None:
+    assert reported_cost(usage) == (None if expected is None else pytest.approx(expected))
+
+
+def test_a_litellm_proxy_states_the_cost_in_a_header() -> None:
+    assert header_cost({"x-litellm-response-cost": "2.85e-05"}) == pytest.approx(2.85e-05)
+    assert header_cost({"x-litellm-response-cost": "None"}) is None
+    assert header_cost({}) is None
+
+
+def test_the_reported_cost_wins_and_the_price_table_is_the_fallback() -> None:
+    usage = Usage(total_input_tokens=1_000_000, output_tokens=100_000)
+    assert request_cost_of(usage, FULL) == (pytest.approx(4.5), "estimate")
+    assert request_cost_of(Usage(1_000_000, 100_000, cost_usd=0.5), FULL) == (0.5, "reported")
+    assert request_cost_of(Usage(1_000_000, 100_000, cost_usd=0.5), None) == (0.5, "reported")
+    hostile = Usage(1_000_000, 100_000, cost_usd=float("inf"))
+    assert request_cost_of(hostile, FULL) == (pytest.approx(4.5), "estimate")
+    assert request_cost_of(usage, None) == (None, "estimate")
+
+
+@pytest.mark.parametrize(
+    ("total", "reported", "text"),
+    [
+        pytest.param(0.42, None, "$0.42 (estimated)", id="estimated"),
+        pytest.param(0.42, 0.42, "$0.42 (reported by the API)", id="reported"),
+        pytest.param(0.3, 0.1 + 0.2, "$0.30 (reported by the API)", id="rounding"),
+        pytest.param(
+            0.42, 0.40, "$0.42 ($0.40 reported by the API, $0.02 estimated)", id="both-parts"
+        ),
+    ],
+)
+def test_a_sum_of_costs_says_what_part_is_estimated(
+    total: float, reported: float | None, text: str
+) -> None:
+    assert split_text(total, reported) == text
+
+
+def test_totals_tell_the_reported_part_apart() -> None:
+    records = [
+        {"modelId": "m", "costUsd": 0.5, "costSource": "reported", "time": 200.0},
+        {"modelId": "m", "costUsd": 0.25, "time": 50.0},  # an older record: an estimate
+        {"modelId": "m", "costUsd": 0.125, "costSource": "estimate", "time": 200.0},
+    ]
+    assert cost_totals(records, today=100.0) == {
+        "m": CostTotal(0.875, 0.625, 3, reported_usd=0.5, today_reported_usd=0.5)
+    }

@@ -161,8 +161,34 @@ def test_each_request_records_its_cost_and_the_report_sums_them(tmp_path: Path):
     assert cost.total_usd == cost.today_usd == pytest.approx(sum(each))
     assert dashboard.today_usd == pytest.approx(sum(each))
     tooltip = gauge.status().tooltip
-    assert "| cost | $0.0026 |" in tooltip.splitlines()
-    assert "Today on this model: $0.0051" in tooltip
+    assert "| cost (estimated) | $0.0026 |" in tooltip.splitlines()
+    assert "Today on this model: $0.0051 (estimated)" in tooltip
+    assert all(record["costSource"] == "estimate" for record in history)
+
+
+def test_the_cost_the_api_reports_wins_over_the_price_table(tmp_path: Path):
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="test"),),
+        models=(ModelSettings(id="gpt-4o", provider="test"),),  # $2.50 / $10 per million
+    )
+    gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
+    report(gauge, AGENT, TOOLS, 960)
+    said = Usage(1_000, 10, cost_usd=0.25)  # far from the table's $0.0026: the API's word wins
+    gauge.record_usage(RecordUsageParams("gpt-4o", [*AGENT, user("and?")], said, TOOLS))
+    estimated = (960 * 2.5 + 10 * 10.0) / 1e6
+    history = gauge.ledger.recent_usage()
+    assert [(r["costUsd"], r["costSource"]) for r in history] == [
+        (pytest.approx(estimated), "estimate"),
+        (0.25, "reported"),
+    ]
+    [cost] = gauge.usage_report().costs
+    assert cost.total_usd == pytest.approx(0.25 + estimated)
+    assert cost.reported_usd == cost.today_reported_usd == 0.25
+    tooltip = gauge.status().tooltip
+    assert "| cost (reported by the API) | $0.25 |" in tooltip.splitlines()
+    assert "Today on this model: $0.25 ($0.25 reported by the API, $0.0025 estimated)" in tooltip
+    totals = gauge.dashboard()().totals
+    assert (totals.reported_usd, totals.estimated_usd) == (0.25, pytest.approx(estimated))
 
 
 def test_no_price_no_cost_in_the_report_or_the_tooltip(tmp_path: Path):

@@ -7,6 +7,7 @@ import pytest
 
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
 from tokengauge.calibration.ladder import Fitted
+from tokengauge.cost import CostSource, CostSum
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
 from tokengauge.messages import Message, TextPart, ToolCallPart
 from tokengauge.protocol import Status
@@ -254,11 +255,56 @@ def test_last_conversation_from_the_ledger(
         assert LastConversation.from_document(expected.to_document()) == expected
 
 
-def test_tooltip_shows_the_cost_and_todays_total_when_known() -> None:
-    figures = Figures("GPT-4o", 18_400, 28_700, 33_000, 512, cost_usd=0.0512, today_usd=1.5)
+@pytest.mark.parametrize(
+    ("source", "today", "conversation", "expected"),
+    [
+        pytest.param(
+            "estimate",
+            CostSum(1.5),
+            None,
+            ["| cost (estimated) | $0.05 |", "Today on this model: $1.50 (estimated)"],
+            id="estimated",
+        ),
+        pytest.param(
+            "reported",
+            CostSum(1.5, 1.5),
+            CostSum(0.0512, 0.0512),
+            [
+                "| cost (reported by the API) | $0.05 |",
+                "This conversation: $0.05 (reported by the API)  ",
+                "Today on this model: $1.50 (reported by the API)",
+            ],
+            id="reported",
+        ),
+        pytest.param(
+            "reported",
+            CostSum(1.5, 1.25),
+            None,
+            [
+                "| cost (reported by the API) | $0.05 |",
+                "Today on this model: $1.50 ($1.25 reported by the API, $0.25 estimated)",
+            ],
+            id="partly-estimated",
+        ),
+    ],
+)
+def test_tooltip_shows_the_cost_and_todays_total_and_where_they_come_from(
+    source: CostSource, today: CostSum, conversation: CostSum | None, expected: list[str]
+) -> None:
+    figures = Figures(
+        "GPT-4o",
+        18_400,
+        28_700,
+        33_000,
+        512,
+        cost_usd=0.0512,
+        cost_source=source,
+        today_usd=today,
+        conversation_usd=conversation,
+    )
     lines = render_status(figures).tooltip.splitlines()
-    assert "| cost | $0.05 |" in lines
-    assert "Today on this model: $1.50" in lines
+    for line in expected:
+        assert line in lines
     unknown = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512)).tooltip
     assert "cost" not in unknown and "Today" not in unknown
 

@@ -7,6 +7,7 @@
 import * as Plot from '@observablehq/plot';
 
 import { finish, MARGIN_LEFT, MARGIN_RIGHT, marginFor, modelColors, modelLegend, noData, tipStyle, type ChartContext, type ChartResult } from './chartKit';
+import { costView } from './costs';
 import type { DayModelRow } from './data';
 import { formatCount, formatDay, formatPercent, formatTokens, formatUsd, localDay, tickFormat } from './format';
 import { modelOrder, nameOf } from './models';
@@ -100,7 +101,7 @@ export function dailyCostChart(ctx: ChartContext, width: number): ChartResult {
                 channels: {
                     model: { value: (d: DayModelRow) => nameOf(ctx.names, d.modelId), label: 'Model' },
                     date: { value: (d: DayModelRow) => formatDay(d.day), label: 'Day' },
-                    cost: { value: (d: DayModelRow) => formatUsd(d.costUsd), label: 'Cost' },
+                    cost: { value: (d: DayModelRow) => costView(d)?.text ?? formatUsd(d.costUsd), label: 'Cost' },
                     count: { value: (d: DayModelRow) => formatCount(d.requests), label: 'Requests' },
                 },
                 tip: { ...tipStyle(ctx), format: { x: false, y: false, fill: false, model: true, date: true, cost: true, count: true } },

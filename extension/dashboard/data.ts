@@ -31,6 +31,8 @@ export interface RequestRow {
     outputTokens: number | null;
     reasoningTokens: number;
     costUsd: number | null;
+    /** Where `costUsd` comes from: the API's own figure, or the model's prices (older records: `estimate`). */
+    costSource: CostSource;
     /** The model's window and input budget (`maxInputTokens`) when the request was sent. */
     window: number;
     maxInputTokens: number;
@@ -50,6 +52,9 @@ export interface RequestRow {
     cut?: boolean;
 }
 
+/** Where a cost comes from: what the API reported, or the price table's estimate. */
+export type CostSource = 'reported' | 'estimate';
+
 /** The recovery ladder's rungs, in the order they are taken (the server's `calibration/ladder.py`). */
 export type LadderRung = 'toolResults' | 'history' | 'toolDocs' | 'output' | 'userMessage';
 
@@ -62,6 +67,9 @@ export interface DayModelRow {
     outputTokens: number;
     /** The known costs of the day's requests; null when none is known. */
     costUsd: number | null;
+    /** The parts of `costUsd` the API reported and the price table estimated; null: no such part. */
+    reportedUsd: number | null;
+    estimatedUsd: number | null;
     /** Requests answered without a known cost (no price for the model). */
     unpriced: number;
 }
@@ -76,6 +84,9 @@ export interface ConversationRow {
     outputTokens: number;
     costUsd: number | null;
     models: string[];
+    /** The parts of `costUsd` the API reported and the price table estimated; null: no such part. */
+    reportedUsd: number | null;
+    estimatedUsd: number | null;
 }
 
 export interface ModelRow {
@@ -101,6 +112,11 @@ export interface Totals {
     toolDocsSaved: number;
     /** Requests that sent some tools' documentation reduced. */
     toolDocsRequests: number;
+    /** The parts of `costUsd` and `todayUsd` the API reported and the price table estimated; null: no such part. */
+    reportedUsd: number | null;
+    estimatedUsd: number | null;
+    todayReportedUsd: number | null;
+    todayEstimatedUsd: number | null;
 }
 
 export interface DashboardData {

@@ -30,6 +30,7 @@
 import { accuracyChart, ratiosChart } from './accuracyCharts';
 import { noData, type ChartContext, type ChartResult, type LegendItem } from './chartKit';
 import { symbolPath } from './chartSymbols';
+import { COST_LEGEND } from './costs';
 import { cacheChart, dailyCostChart, dailyTokensChart } from './dailyCharts';
 import type { DashboardData } from './data';
 import { h, s, styleElement } from './dom';
@@ -120,6 +121,7 @@ class Dashboard {
     private palette: Palette;
     private readonly sub = h('span', { class: 'tg-sub' });
     private readonly tiles = h('ul', { class: 'tg-tiles', 'aria-label': 'Summary' });
+    private readonly costLegend = h('p', { class: 'tg-legend', 'data-legend': 'costs' }, COST_LEGEND);
     private readonly empty: HTMLDivElement;
     private readonly sections: HTMLElement[];
     private readonly figures: Figure[];
@@ -173,7 +175,7 @@ class Dashboard {
         ];
         const head = h('header', {},
             h('div', { class: 'tg-head' }, h('h1', {}, 'Token Gauge usage'), this.sub),
-            this.tiles);
+            this.tiles, this.costLegend);
         root.replaceChildren(head, this.empty, ...this.sections);
     }
 
@@ -184,6 +186,7 @@ class Dashboard {
         const empty = data === null || data.requests.length === 0;
         this.empty.hidden = !empty;
         this.tiles.hidden = empty;
+        this.costLegend.hidden = empty;
         for (const section of this.sections) {
             section.hidden = empty;
         }

@@ -3,8 +3,9 @@
  * per column, with a hover title for what needs explaining, and a signature that changes whenever
  * anything shown does (`tables.ts` draws them and redraws only the rows whose signature changed).
  */
+import { costView, requestCostParts } from './costs';
 import type { DashboardData } from './data';
-import { DASH, formatClock, formatCount, formatPercent, formatSignedPercent, formatUsd, formatWhen, localDay } from './format';
+import { DASH, formatClock, formatCount, formatPercent, formatSignedPercent, formatWhen, localDay } from './format';
 import { listNames, modelNames, nameOf } from './models';
 import { estimateError, whatHappened, type Happening } from './requests';
 
@@ -42,8 +43,9 @@ export function requestRows(data: DashboardData): RequestView[] {
     const rows = [...data.requests].sort((a, b) => b.seq - a.seq);
     return rows.map((r) => {
         const error = estimateError(r);
-        const cost: Cell = r.costUsd !== null
-            ? { text: formatUsd(r.costUsd), numeric: true }
+        const known = costView(requestCostParts(r));
+        const cost: Cell = known !== null
+            ? { text: known.text, numeric: true, title: known.title }
             : { text: DASH, numeric: true, title: r.inputTokens === null ? 'no usage reported' : `no price known for ${nameOf(names, r.modelId)}` };
         const cells = {
             time: { text: formatWhen(r.time, data.generated), title: `request #${r.seq}, ${localDay(r.time)} ${formatClock(r.time)}` },
@@ -85,15 +87,16 @@ export function conversationRows(data: DashboardData): ConversationView[] {
     const names = modelNames(data);
     const rows = [...data.conversations].sort((a, b) => b.started - a.started || (a.id < b.id ? -1 : 1));
     return rows.map((c) => {
+        const known = costView(c);
         const cells = {
             started: { text: formatWhen(c.started, data.generated), title: `${localDay(c.started)} ${formatClock(c.started)} to ${formatWhen(c.ended, c.started)}` },
             requests: { text: formatCount(c.requests), numeric: true },
             summarizations: { text: formatCount(c.summarizations), numeric: true },
             input: { text: formatCount(c.inputTokens), numeric: true },
             output: { text: formatCount(c.outputTokens), numeric: true },
-            cost: c.costUsd === null
+            cost: known === null
                 ? { text: DASH, numeric: true, title: `no price known for ${listNames(c.models, names)}` }
-                : { text: formatUsd(c.costUsd), numeric: true },
+                : { text: known.text, numeric: true, title: known.title },
             models: { text: listNames(c.models, names), title: c.models.join(', ') },
         };
         return { id: c.id, cells, signature: JSON.stringify(cells) };

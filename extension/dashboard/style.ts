@@ -63,6 +63,7 @@ body {
 .tg-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 14px; }
 .tg-head h1 { margin: 0; font-size: 1.55em; font-weight: 600; letter-spacing: -0.01em; }
 .tg-sub { color: var(--tg-muted); }
+.tg-legend { margin: 6px 0 0; color: var(--tg-muted); font-size: 0.85em; }
 
 .tg-tiles {
   list-style: none; margin: 14px 0 0; padding: 0;

@@ -2,6 +2,7 @@
  * The words around the numbers (pure, no DOM): the summary tiles at the top of the page and the
  * one-sentence captions under the charts' titles (also read by screen readers).
  */
+import { costView, type CostParts } from './costs';
 import type { DashboardData, DayModelRow, RequestRow } from './data';
 import { DASH, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay, plural } from './format';
 import { listNames, modelNames, nameOf } from './models';
@@ -29,9 +30,10 @@ export function summaryTiles(data: DashboardData): Tile[] {
     const unpricedDays = data.days.filter((d) => d.unpriced > 0);
     const unpriced = unpricedDays.reduce((n, d) => n + d.unpriced, 0);
 
-    const money = (value: number | null, none: boolean, missing: RequestRow[] | DayModelRow[], count: number) => {
+    const money = (parts: CostParts, none: boolean, missing: RequestRow[] | DayModelRow[], count: number) => {
         const ids = missing.map((x) => x.modelId);
-        if (value === null) {
+        const known = costView(parts);
+        if (known === null) {
             if (none) {
                 return { value: '$0.00', detail: 'no requests', title: 'no requests' };
             }
@@ -39,16 +41,18 @@ export function summaryTiles(data: DashboardData): Tile[] {
         }
         if (count > 0) {
             return {
-                value: formatUsd(value),
+                value: known.text,
                 detail: `+ ${formatCount(count)} unpriced`,
-                title: `${plural(count, 'request')} not counted: no price known for ${listNames(ids, names)}`,
+                title: `${known.title}; ${plural(count, 'request')} not counted: no price known for ${listNames(ids, names)}`,
             };
         }
-        return { value: formatUsd(value), detail: '', title: `${formatUsd(value)} (US dollars)` };
+        // a sum that mixes the API's figures with estimates says so (the mark alone is easy to miss)
+        return { value: known.text, detail: known.estimated === 'part' ? 'partly estimated' : '', title: `${known.title} (US dollars)` };
     };
 
-    const todayTile = money(t.todayUsd, todays.length === 0, todayUnpriced, todayUnpriced.length);
-    const totalTile = money(t.costUsd, t.requests === 0, unpricedDays, unpriced);
+    const todayParts = { costUsd: t.todayUsd, reportedUsd: t.todayReportedUsd, estimatedUsd: t.todayEstimatedUsd };
+    const todayTile = money(todayParts, todays.length === 0, todayUnpriced, todayUnpriced.length);
+    const totalTile = money(t, t.requests === 0, unpricedDays, unpriced);
     const fresh = Math.max(0, t.inputTokens - t.cachedTokens);
     const answered = data.requests.filter((r) => r.outputTokens !== null).length;
     const saved: Tile[] = t.toolDocsRequests === 0 ? [] : [{

@@ -71,6 +71,7 @@ from tokengauge.upstream.events import (
     ThinkingBlock,
     ThinkingDelta,
     ToolCall,
+    header_cost,
     message_part,
 )
 from tokengauge.upstream.exact_count import count_request
@@ -131,6 +132,12 @@ class _Attempt:
     parts: int = 0
     usage: Usage | None = None
     finish: str | None = None
+    header_cost: float | None = None
+    """The cost the response's headers stated (a LiteLLM proxy's), if any."""
+
+    def took_headers(self, headers: httpx.Headers) -> None:
+        """Keep the cost the response's headers state."""
+        self.header_cost = header_cost(headers)
 
 
 @attrs.define
@@ -585,7 +592,7 @@ class ChatRunner:
             len(chat.tools),
             chat.max_tokens,
         )
-        async with open_sse(self.client, url, headers, body) as events:
+        async with open_sse(self.client, url, headers, body, progress.took_headers) as events:
             async for sse in events:
                 for event in parser.feed(sse.event, sse.data):
                     self._handle(chat, event, progress)
@@ -626,6 +633,9 @@ class ChatRunner:
                 if len(chat.answer_head) < ANSWER_HEAD:
                     chat.answer_head += event.value
         elif isinstance(event, Usage):
+            # The body's figure is the whole response's; a header was written before it ended.
+            if event.cost_usd is None and progress.header_cost is not None:
+                event = attrs.evolve(event, cost_usd=progress.header_cost)
             progress.usage = event
         elif isinstance(event, Finish):
             progress.finish = event.reason

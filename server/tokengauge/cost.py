@@ -14,6 +14,12 @@ The rules (`request_cost`):
   tokens are taken out of the output before it is priced: nothing is counted twice.
 
 No pricing: no cost (None), never a guess.
+
+The price table is a guess beside what the API itself says a response cost: OpenRouter's
+`usage.cost`, xAI's `usage.cost_in_usd_ticks`, a LiteLLM proxy's `x-litellm-response-cost`
+header. Where the response states its cost (`Usage.cost_usd`), that is the request's cost, marked
+`reported`; the price table's is marked `estimate` (`request_cost_of`). Every reported figure is
+read by `reported_usd`: a number from 0 to `MAX_REQUEST_COST_USD`, anything else none at all.
 """
 
 from __future__ import annotations
@@ -21,15 +27,49 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Iterable, Mapping
-from typing import Final, TypeGuard
+from typing import Final, Literal, TypeGuard
 
 import attrs
 
 from tokengauge.messages import Usage
-from tokengauge.settings import Pricing
+from tokengauge.settings import MAX_PRICE_PER_M_TOK, MAX_TOKENS, Pricing
 
 PER: Final = 1_000_000
 """Prices are per million tokens."""
+CostSource = Literal["reported", "estimate"]
+"""Where a request's cost comes from: the API's own figure, or the price table."""
+MAX_REQUEST_COST_USD: Final = MAX_PRICE_PER_M_TOK * MAX_TOKENS / PER
+"""The most one request is taken to cost: the dearest price over the largest window. A
+reported cost beyond it (or below 0, or not a number) is no reported cost."""
+USD_TICKS: Final = 10_000_000_000
+"""xAI's `cost_in_usd_ticks` per US dollar."""
+
+
+def reported_usd(value: object, per_usd: int = 1) -> float | None:
+    """A cost an API reported (`value` in units of `1 / per_usd` dollars: a JSON number, or the
+    text of a header) in US dollars; None for anything that is not a finite amount from 0 to
+    `MAX_REQUEST_COST_USD` (a hostile figure must not make a sum infinite)."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None  # LiteLLM writes `None` when it knows no cost
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        amount = value / per_usd
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return amount if math.isfinite(amount) and 0 <= amount <= MAX_REQUEST_COST_USD else None
+
+
+def request_cost_of(usage: Usage, pricing: Pricing | None) -> tuple[float | None, CostSource]:
+    """A response's cost and where it comes from: what the API reported, else the price
+    table's estimate (None when neither is known)."""
+    reported = reported_usd(usage.cost_usd)
+    if reported is not None:
+        return reported, "reported"
+    return request_cost(usage, pricing), "estimate"
 
 
 def request_cost(usage: Usage, pricing: Pricing | None) -> float | None:
@@ -61,11 +101,16 @@ class CostTotal:
     today_usd: float = 0.0
     requests: int = 0
     """Requests with a known cost."""
+    reported_usd: float = 0.0
+    """The part of `total_usd` the API reported (the rest is the price table's estimate)."""
+    today_reported_usd: float = 0.0
+    """The part of `today_usd` the API reported."""
 
 
 def cost_totals(records: Iterable[Mapping[str, object]], today: float) -> dict[str, CostTotal]:
     """Per model, the sum of the usage records' `costUsd`, and of those since `today` (a
-    timestamp: the start of the day); records without a cost are left out."""
+    timestamp: the start of the day), each with its reported part (`costSource`; a record
+    without one is an estimate); records without a cost are left out."""
     totals: dict[str, CostTotal] = {}
     for record in records:
         cost, model_id, time = record.get("costUsd"), record.get("modelId"), record.get("time")
@@ -73,10 +118,43 @@ def cost_totals(records: Iterable[Mapping[str, object]], today: float) -> dict[s
             continue
         was = totals.get(model_id, CostTotal())
         recent = _is_amount(time) and time >= today
+        reported = cost if record.get("costSource") == "reported" else 0.0
         totals[model_id] = CostTotal(
-            was.total_usd + cost, was.today_usd + (cost if recent else 0.0), was.requests + 1
+            was.total_usd + cost,
+            was.today_usd + (cost if recent else 0.0),
+            was.requests + 1,
+            was.reported_usd + reported,
+            was.today_reported_usd + (reported if recent else 0.0),
         )
     return totals
+
+
+@attrs.frozen
+class CostSum:
+    """A sum of known costs, and the part of it the API reported (None: no part)."""
+
+    total_usd: float
+    reported_usd: float | None = None
+
+    def text(self) -> str:
+        """The sum in words, its parts told apart (`split_text`)."""
+        return split_text(self.total_usd, self.reported_usd)
+
+
+def split_text(total: float, reported: float | None) -> str:
+    """A sum of costs in words that never passes an estimate off as a reported figure, its
+    `reported` part given (None: no part): `$0.42 (reported by the API)`, `$0.42 (estimated)`,
+    or `$0.42 ($0.40 reported by the API, $0.02 estimated)`."""
+    if reported is None:
+        return f"{format_usd(total)} (estimated)"
+    reported = min(max(reported, 0.0), total)
+    estimated = total - reported
+    if math.isclose(estimated, 0.0, abs_tol=1e-12 + total * 1e-9):  # the sums' rounding
+        return f"{format_usd(total)} (reported by the API)"
+    return (
+        f"{format_usd(total)} ({format_usd(reported)} reported by the API, "
+        f"{format_usd(estimated)} estimated)"
+    )
 
 
 def start_of_day(now: float) -> float:

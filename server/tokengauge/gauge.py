@@ -26,7 +26,15 @@ from tokengauge.calibration.declared import Basis, Declared, damped
 from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
-from tokengauge.cost import CostTotal, cost_totals, price_text, request_cost, start_of_day
+from tokengauge.cost import (
+    CostSource,
+    CostSum,
+    CostTotal,
+    cost_totals,
+    price_text,
+    request_cost_of,
+    start_of_day,
+)
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
@@ -120,6 +128,7 @@ class LastRequest:
     input_tokens: int
     output_tokens: int | None
     cost_usd: float | None = None
+    cost_source: CostSource = "estimate"
 
 
 class Gauge:
@@ -584,9 +593,9 @@ class Gauge:
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
         self._learn_usage(model, estimate, params.usage, params.messages, given or params.tools)
-        cost = request_cost(params.usage, model.pricing)
+        cost, source = request_cost_of(params.usage, model.pricing)
         used, output = params.usage.total_input_tokens, params.usage.output_tokens
-        self.latest = LastRequest(model.id, estimate, used, output, cost)
+        self.latest = LastRequest(model.id, estimate, used, output, cost, source)
         if request_kind(params.messages, len(params.tools), HELPER_MAX_MESSAGES) != "helper":
             self.last = self.latest
             remembered = LastConversation(model.id, used, output)
@@ -677,6 +686,7 @@ class Gauge:
             digests = [message_digest(message) for message in held]
         placement = self.conversations.place(held, digests, kind, answer_text, answer_calls)
         limit = self.window_limit(model)
+        cost, source = request_cost_of(usage, model.pricing) if usage else (None, "estimate")
         record = RequestRecord(
             time=self._clock(),
             model_id=model.id,
@@ -692,7 +702,8 @@ class Gauge:
             cache_write_tokens=0 if usage is None else usage.cache_write_tokens,
             output_tokens=None if usage is None else usage.output_tokens,
             reasoning_tokens=0 if usage is None else usage.reasoning_tokens,
-            cost_usd=None if usage is None else request_cost(usage, model.pricing),
+            cost_usd=cost,
+            cost_source=source,
             trimmed_tokens=trimmed_tokens,
             ladder=dict(ladder or {}),
             tool_docs_saved=estimate.tools_saved,
@@ -762,10 +773,11 @@ class Gauge:
                 figures = attrs.evolve(
                     figures,
                     cost_usd=self.last.cost_usd,
-                    today_usd=self._history_sum("cost_usd", today, model_id=model.id),
+                    cost_source=self.last.cost_source,
+                    today_usd=self._cost_sum(today, model_id=model.id),
                     conversation_usd=None
                     if conversation is None
-                    else self._history_sum("cost_usd", conversation=conversation),
+                    else self._cost_sum(conversation=conversation),
                 )
             return render_status(figures, self.last.estimate, self.calibration.ratios(model))
         earlier = LastConversation.from_document(self.ledger.get_document(LAST_CONVERSATION))
@@ -785,6 +797,15 @@ class Gauge:
         where = {record_field(name): value for name, value in fields.items()}
         name = record_field(field)
         return self.ledger.usage_sums([name], since=max(kept, since), fields=where)[name]
+
+    def _cost_sum(self, since: float = 0.0, **fields: str) -> CostSum | None:
+        """The known costs of the usage history's records `_history_sum` would take, with the
+        part of them the API reported; None when none is known."""
+        total = self._history_sum("cost_usd", since, **fields)
+        if total is None:
+            return None
+        reported = self._history_sum("cost_usd", since, cost_source="reported", **fields)
+        return CostSum(total, reported)
 
     def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
         """A request's figures against the model's sizes as `model_info` reports them."""
@@ -828,10 +849,20 @@ class Gauge:
             models=models,
             history=self.ledger.recent_usage(HISTORY_IN_REPORT),
             costs=[
-                ModelCost(model_id, total.total_usd, total.today_usd, total.requests)
+                ModelCost(
+                    model_id,
+                    total.total_usd,
+                    total.today_usd,
+                    total.requests,
+                    total.reported_usd,
+                    total.today_reported_usd,
+                )
                 for model_id, total in totals.items()
             ],
             today_usd=sum(total.today_usd for total in totals.values()) if totals else None,
+            today_reported_usd=sum(total.today_reported_usd for total in totals.values())
+            if totals
+            else None,
         )
 
 

@@ -129,7 +129,9 @@ class Usage:
 
     `total_input_tokens` is everything the model read (Anthropic: input + cache read + cache
     write); `input_tokens` is what the API itself calls input (Anthropic leaves cache reads and
-    writes out of it, Chat Completions does not).
+    writes out of it, Chat Completions does not). `cost_usd` is what the API said the response
+    cost, in US dollars (OpenRouter's `usage.cost`, xAI's `cost_in_usd_ticks`, a LiteLLM
+    proxy's `x-litellm-response-cost`); None when it said nothing.
     """
 
     total_input_tokens: int
@@ -138,6 +140,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    cost_usd: float | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 STATEFUL_MARKER: Final = "stateful_marker"

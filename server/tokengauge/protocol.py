@@ -415,6 +415,10 @@ class ModelCost:
     today_usd: float
     requests: int
     """Requests with a known cost (those without one are not counted in either sum)."""
+    reported_usd: float = 0.0
+    """The part of `total_usd` the API reported (the rest: the price table's estimate)."""
+    today_reported_usd: float = 0.0
+    """The part of `today_usd` the API reported."""
 
 
 @attrs.frozen
@@ -433,6 +437,8 @@ class UsageResult:
     """Per model with a known cost, over the ledger's whole usage history."""
     today_usd: float | None = None
     """The known costs of today's requests (local time), all models; None: none known."""
+    today_reported_usd: float | None = None
+    """The part of `today_usd` the API reported (the rest: the price table's estimate)."""
 
 
 @attrs.frozen(repr=False)

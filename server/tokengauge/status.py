@@ -21,7 +21,7 @@ import attrs
 
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import Fitted
-from tokengauge.cost import format_usd
+from tokengauge.cost import CostSource, CostSum, format_usd
 from tokengauge.messages import Message, TextPart
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
@@ -110,9 +110,11 @@ class Figures:
     output_tokens: int | None = None
     cost_usd: float | None = None
     """What the request cost in US dollars; None: unknown (not shown)."""
-    today_usd: float | None = None
+    cost_source: CostSource = "estimate"
+    """Whether the API reported `cost_usd` or the price table estimated it."""
+    today_usd: CostSum | None = None
     """The known costs of today's requests to this model; None: not shown."""
-    conversation_usd: float | None = None
+    conversation_usd: CostSum | None = None
     """The known costs of the request's conversation so far; None: not shown."""
     tool_docs: ToolDocs = "full"
     """How much tool documentation the model's requests carry (`toolDocs`)."""
@@ -161,7 +163,8 @@ def render_status(
     if figures.output_tokens is not None:
         rows.append(f"| output | {figures.output_tokens:,} |")
     if figures.cost_usd is not None:
-        rows.append(f"| cost | {format_usd(figures.cost_usd)} |")
+        said = "reported by the API" if figures.cost_source == "reported" else "estimated"
+        rows.append(f"| cost ({said}) | {format_usd(figures.cost_usd)} |")
     paragraphs = [
         "\n".join(rows),
         f"{compact(used)} of the input budget ({compact(max_input)}): {share}%  \n"
@@ -169,7 +172,7 @@ def render_status(
         f"+ {compact(window - max_input)} output): {percent(used, window)}%",
     ]
     costs = [
-        f"{label}: {format_usd(amount)}"
+        f"{label}: {amount.text()}"
         for label, amount in (
             ("This conversation", figures.conversation_usd),
             ("Today on this model", figures.today_usd),

@@ -79,6 +79,42 @@ def test_conversations_and_totals():
     assert totals.cache_hit_rate == pytest.approx(800 / 4_000)
 
 
+def test_sums_of_money_keep_the_reported_and_the_estimated_parts_apart():
+    records = [
+        record(YESTERDAY, cost_usd=0.5, cost_source="reported"),
+        record(TODAY + 60, cost_usd=0.25, cost_source="reported"),
+        record(TODAY + 120, cost_usd=0.125),  # the price table's
+        record(TODAY + 180, model="acme-7b", conversation="c2", cost_usd=0.0625),
+    ]
+    data = build(records, [], NOW, 30)
+    day = datetime.date.fromtimestamp(NOW).isoformat()
+    rows = {(row.day, row.model_id): row for row in data.days}
+    gpt = rows[day, "gpt-4o"]
+    assert (gpt.cost_usd, gpt.reported_usd, gpt.estimated_usd) == (0.375, 0.25, 0.125)
+    acme = rows[day, "acme-7b"]
+    assert (acme.reported_usd, acme.estimated_usd) == (None, 0.0625)
+    c1, c2 = data.conversations
+    assert (c1.cost_usd, c1.reported_usd, c1.estimated_usd) == (0.875, 0.75, 0.125)
+    assert (c2.reported_usd, c2.estimated_usd) == (None, 0.0625)
+    totals = data.totals
+    assert (totals.cost_usd, totals.reported_usd, totals.estimated_usd) == (0.9375, 0.75, 0.1875)
+    assert (totals.today_reported_usd, totals.today_estimated_usd) == (0.25, 0.1875)
+    assert [row.cost_source for row in data.requests] == ["reported"] * 2 + ["estimate"] * 2
+    wire = data.to_json()
+    assert wire["requests"][0]["costSource"] == "reported"
+    assert wire["totals"]["todayEstimatedUsd"] == 0.1875
+
+
+def test_an_older_record_without_a_cost_source_is_an_estimate():
+    stored = record(TODAY, cost_usd=0.5, cost_source="reported").to_json()
+    assert read_record(stored) == record(TODAY, cost_usd=0.5, cost_source="reported")
+    del stored["costSource"]
+    older = read_record(stored)
+    assert older is not None and older.cost_source == "estimate"
+    stored["costSource"] = "guessed"  # damage: not a record
+    assert read_record(stored) is None
+
+
 def test_nothing_yet():
     data = build([], [], NOW, 7)
     assert (data.requests, data.days, data.conversations) == ([], [], [])

@@ -113,6 +113,7 @@ def test_a_request_is_one_client_span_under_copilots() -> None:
         "tokengauge.trimmed.input_tokens": 700,
         "tokengauge.tool_docs.saved_tokens": 1_200,
         "tokengauge.cost.usd": 0.0123,
+        "tokengauge.cost.source": "estimate",
     }
     assert all(h.get("x-team-token") == "collector-secret" for h in collector.headers)
     durations = collector.metrics["gen_ai.client.operation.duration"]

@@ -176,7 +176,9 @@ CASES = [
             # No finish_reason ever arrives; none is invented. [DONE] flushes the call.
             shape=("tool", "usage"),
             tool_calls=(ToolCall("0", "llm_version", {}),),
-            usage=Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
+            usage=Usage(
+                total_input_tokens=57, output_tokens=17, input_tokens=57, cost_usd=0.00007159
+            ),
         ),
         id="openrouter-toolcall-no-finish-reason",
     ),
@@ -193,6 +195,7 @@ CASES = [
                 input_tokens=687,
                 cache_read_tokens=679,
                 reasoning_tokens=118,
+                cost_usd=0.00333825,  # usage.cost, not BYOK
             ),
             finish="stop",
         ),
@@ -206,7 +209,11 @@ CASES = [
             shape=("thinking", "error", "usage"),
             thinking="We need to respond to a greeting. The user",
             usage=Usage(
-                total_input_tokens=43, output_tokens=10, input_tokens=43, reasoning_tokens=11
+                total_input_tokens=43,
+                output_tokens=10,
+                input_tokens=43,
+                reasoning_tokens=11,
+                cost_usd=0.0,  # OpenRouter charged nothing for it
             ),
             errors=("Token limit reached",),
         ),
@@ -382,7 +389,7 @@ EXACT = [
         "openai",
         [
             ToolCall("0", "llm_version", {}),
-            Usage(total_input_tokens=57, output_tokens=17, input_tokens=57),
+            Usage(total_input_tokens=57, output_tokens=17, input_tokens=57, cost_usd=0.00007159),
         ],
         id="openrouter-toolcall",
     ),

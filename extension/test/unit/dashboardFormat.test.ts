@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
+import { COST_LEGEND, costView, ESTIMATED_MARK } from '../../dashboard/costs';
 import type { DashboardData, DayModelRow, RequestRow } from '../../dashboard/data';
 import {
     dayRange, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay, tickDecimals, tickFormat,
@@ -22,13 +23,13 @@ function request(over: Partial<RequestRow> = {}): RequestRow {
     return {
         seq: 1, time: at(11, 24, 14, 3), modelId: 'm', conversation: 'c1', kind: 'turn', outcome: 'answered', error: null,
         estimatedTokens: 1050, inputTokens: 1000, cachedTokens: 400, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0,
-        costUsd: 0.01, window: 10000, maxInputTokens: 8000, trimmedTokens: 0, toolDocsSaved: 0, retries: 0, summarized: false, ratios: {},
+        costUsd: 0.01, costSource: 'estimate', window: 10000, maxInputTokens: 8000, trimmedTokens: 0, toolDocsSaved: 0, retries: 0, summarized: false, ratios: {},
         ...over,
     };
 }
 
 function day(over: Partial<DayModelRow> = {}): DayModelRow {
-    return { day: '2026-11-24', modelId: 'm', requests: 1, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, unpriced: 0, ...over };
+    return { day: '2026-11-24', modelId: 'm', requests: 1, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, reportedUsd: null, estimatedUsd: 0.01, unpriced: 0, ...over };
 }
 
 function data(over: Partial<DashboardData> = {}): DashboardData {
@@ -42,7 +43,10 @@ function data(over: Partial<DashboardData> = {}): DashboardData {
         requests: [request()],
         days: [day()],
         conversations: [],
-        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0 },
+        totals: {
+            requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0,
+            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01,
+        },
         ...over,
     };
 }
@@ -120,7 +124,10 @@ void test('summary tiles: unknown costs show a dash that names the models withou
     const unpriced = data({
         requests: [request({ modelId: 'free', costUsd: null })],
         days: [day({ modelId: 'free', costUsd: null, unpriced: 1 })],
-        totals: { requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0 },
+        totals: {
+            requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0,
+            reportedUsd: null, estimatedUsd: null, todayReportedUsd: null, todayEstimatedUsd: null,
+        },
     });
     const tiles = Object.fromEntries(summaryTiles(unpriced).map((t) => [t.id, t]));
     assert.equal(tiles.today.value, '\u2014');
@@ -133,12 +140,15 @@ void test('summary tiles: unknown costs show a dash that names the models withou
     const mixed = data({
         requests: [request(), request({ seq: 2, modelId: 'free', costUsd: null, time: at(11, 20, 10) })],
         days: [day(), day({ day: '2026-11-20', modelId: 'free', costUsd: null, unpriced: 1 })],
-        totals: { requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2, toolDocsSaved: 0, toolDocsRequests: 0 },
+        totals: {
+            requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2, toolDocsSaved: 0, toolDocsRequests: 0,
+            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01,
+        },
     });
     const t2 = Object.fromEntries(summaryTiles(mixed).map((t) => [t.id, t]));
-    assert.equal(t2.today.value, '$0.010');
+    assert.equal(t2.today.value, '\u2248$0.010');
     assert.equal(t2.total.detail, '+ 1 unpriced');
-    assert.equal(t2.total.title, '1 request not counted: no price known for Free');
+    assert.equal(t2.total.title, "$0.010, estimated from the model's prices; 1 request not counted: no price known for Free");
     assert.equal(t2.requests.detail, '1 failed');
     assert.equal(t2.saved, undefined); // no request had its tool documentation reduced
 
@@ -176,8 +186,8 @@ void test('request rows: newest first, a dash and its reason for what is unknown
 void test('conversation rows: latest started first, unknown cost explained', () => {
     const d = data({
         conversations: [
-            { id: 'a', started: at(11, 20, 9), ended: at(11, 20, 10), requests: 3, summarizations: 1, inputTokens: 5000, outputTokens: 300, costUsd: 0.2, models: ['m'] },
-            { id: 'b', started: at(11, 24, 9), ended: at(11, 24, 10), requests: 2, summarizations: 0, inputTokens: 900, outputTokens: 30, costUsd: null, models: ['free', 'x'] },
+            { id: 'a', started: at(11, 20, 9), ended: at(11, 20, 10), requests: 3, summarizations: 1, inputTokens: 5000, outputTokens: 300, costUsd: 0.2, models: ['m'], reportedUsd: 0.2, estimatedUsd: null },
+            { id: 'b', started: at(11, 24, 9), ended: at(11, 24, 10), requests: 2, summarizations: 0, inputTokens: 900, outputTokens: 30, costUsd: null, models: ['free', 'x'], reportedUsd: null, estimatedUsd: null },
         ],
     });
     const rows = conversationRows(d);
@@ -186,6 +196,38 @@ void test('conversation rows: latest started first, unknown cost explained', () 
     assert.equal(rows[0].cells.models.text, 'Free, x');
     assert.equal(rows[1].cells.cost.text, '$0.20');
     assert.equal(rows[1].cells.started.text, 'Nov 20 09:00');
+});
+
+void test('costs: the API\u2019s figures as they are, estimates marked, mixed sums marked with both parts', () => {
+    assert.equal(costView({ costUsd: null, reportedUsd: null, estimatedUsd: null }), null);
+    assert.deepEqual(costView({ costUsd: 0.25, reportedUsd: 0.25, estimatedUsd: null }), {
+        text: '$0.25', title: '$0.25, as the API reported it', estimated: 'none',
+    });
+    assert.deepEqual(costView({ costUsd: 0.25, reportedUsd: null, estimatedUsd: 0.25 }), {
+        text: '\u2248$0.25', title: "$0.25, estimated from the model's prices", estimated: 'all',
+    });
+    const mixed = costView({ costUsd: 0.3, reportedUsd: 0.25, estimatedUsd: 0.05 });
+    assert.equal(mixed?.text, '\u2248$0.30');
+    assert.equal(mixed?.title, "$0.30, partly estimated: $0.25 as the API reported it, $0.050 estimated from the model's prices");
+    assert.ok(COST_LEGEND.includes(ESTIMATED_MARK));
+
+    const d = data({
+        requests: [request({ seq: 1, costUsd: 0.25, costSource: 'reported' }), request({ seq: 2, costUsd: 0.05 })],
+        conversations: [
+            { id: 'c1', started: at(11, 24, 9), ended: at(11, 24, 10), requests: 2, summarizations: 0, inputTokens: 2000, outputTokens: 100, costUsd: 0.3, models: ['m'], reportedUsd: 0.25, estimatedUsd: 0.05 },
+        ],
+        totals: { ...data().totals, costUsd: 0.3, todayUsd: 0.3, reportedUsd: 0.25, estimatedUsd: 0.05, todayReportedUsd: 0.25, todayEstimatedUsd: 0.05 },
+    });
+    const [estimated, reported] = requestRows(d);
+    assert.deepEqual([reported.cells.cost.text, reported.cells.cost.title], ['$0.25', '$0.25, as the API reported it']);
+    assert.equal(estimated.cells.cost.text, '\u2248$0.050');
+    assert.equal(conversationRows(d)[0].cells.cost.title, mixed?.title);
+    const tiles = Object.fromEntries(summaryTiles(d).map((t) => [t.id, t]));
+    assert.deepEqual([tiles.total.value, tiles.total.detail], ['\u2248$0.30', 'partly estimated']);
+    assert.equal(tiles.today.title, `${mixed?.title} (US dollars)`);
+    const allReported = data({ totals: { ...d.totals, estimatedUsd: null, todayEstimatedUsd: null, costUsd: 0.25, todayUsd: 0.25 } });
+    const reportedTiles = Object.fromEntries(summaryTiles(allReported).map((t) => [t.id, t]));
+    assert.deepEqual([reportedTiles.total.value, reportedTiles.total.detail], ['$0.25', '30 days']);
 });
 
 void test('models: names from the list, unknown ids kept, in a stable order', () => {

@@ -2,7 +2,9 @@
 conversation (`extension/dashboard/data.ts` is the same shape on the other side).
 
 Sums of tokens are over the requests the API reported usage for; sums of money over those with a
-known cost (a day or conversation none of whose requests has one shows no cost, never zero).
+known cost (a day or conversation none of whose requests has one shows no cost, never zero). A
+sum of money never mixes silently what the API reported with what the price table estimated:
+beside each `cost_usd` stand its `reported_usd` and `estimated_usd` parts (None: no such part).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import attrs
 
 from tokengauge.activity.record import RequestRecord
-from tokengauge.cost import start_of_day
+from tokengauge.cost import CostSource, start_of_day
 from tokengauge.messages import unstructure
 
 SECONDS_PER_DAY = 86_400
@@ -38,6 +40,7 @@ class RequestRow:
     output_tokens: int | None
     reasoning_tokens: int
     cost_usd: float | None
+    cost_source: str
     window: int
     max_input_tokens: int
     trimmed_tokens: int
@@ -60,6 +63,8 @@ class DayModelRow:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    reported_usd: float | None = None
+    estimated_usd: float | None = None
     unpriced: int = 0
     """Requests answered without a known cost."""
 
@@ -77,6 +82,8 @@ class ConversationRow:
     output_tokens: int
     cost_usd: float | None
     models: list[str]
+    reported_usd: float | None = None
+    estimated_usd: float | None = None
 
 
 @attrs.frozen
@@ -118,6 +125,10 @@ class Totals:
     """Tokens the tools' reduced documentation left out, over all the requests."""
     tool_docs_requests: int = 0
     """Requests that sent some tools' documentation reduced."""
+    reported_usd: float | None = None
+    estimated_usd: float | None = None
+    today_reported_usd: float | None = None
+    today_estimated_usd: float | None = None
 
 
 @attrs.frozen
@@ -199,6 +210,8 @@ def _days(records: Sequence[RequestRecord]) -> list[DayModelRow]:
             cached_tokens=row.cached_tokens + record.cached_tokens,
             output_tokens=row.output_tokens + (record.output_tokens or 0),
             cost_usd=_add(row.cost_usd, record.cost_usd),
+            reported_usd=_add(row.reported_usd, _reported(record)),
+            estimated_usd=_add(row.estimated_usd, _estimated(record)),
             unpriced=row.unpriced + (answered and record.cost_usd is None),
         )
     return sorted(rows.values(), key=lambda row: (row.day, row.model_id))
@@ -220,24 +233,37 @@ def _conversations(records: Sequence[RequestRecord]) -> list[ConversationRow]:
             output_tokens=sum(member.output_tokens or 0 for member in members),
             cost_usd=known_cost(members),
             models=list(dict.fromkeys(member.model_id for member in members)),
+            reported_usd=known_cost(members, "reported"),
+            estimated_usd=known_cost(members, "estimate"),
         )
         for conversation, members in grouped.items()
     ]
     return sorted(rows, key=lambda row: row.started)
 
 
-def known_cost(records: Iterable[RequestRecord]) -> float | None:
-    """The sum of the known costs of `records`; None when none is known (never zero for it)."""
+def known_cost(records: Iterable[RequestRecord], source: CostSource | None = None) -> float | None:
+    """The sum of the known costs of `records` (of those from `source` only, if given); None
+    when none is known (never zero for it)."""
     total: float | None = None
     for record in records:
-        total = _add(total, record.cost_usd)
+        if source is None or record.cost_source == source:
+            total = _add(total, record.cost_usd)
     return total
+
+
+def _reported(record: RequestRecord) -> float | None:
+    return record.cost_usd if record.cost_source == "reported" else None
+
+
+def _estimated(record: RequestRecord) -> float | None:
+    return record.cost_usd if record.cost_source == "estimate" else None
 
 
 def _totals(records: Sequence[RequestRecord], today: float) -> Totals:
     answered = [record for record in records if record.input_tokens is not None]
     input_tokens = sum(record.input_tokens or 0 for record in answered)
     cached = sum(record.cached_tokens for record in answered)
+    todays = [record for record in records if record.time >= today]
     return Totals(
         requests=len(records),
         failed=sum(record.outcome == "failed" for record in records),
@@ -245,8 +271,12 @@ def _totals(records: Sequence[RequestRecord], today: float) -> Totals:
         cached_tokens=cached,
         output_tokens=sum(record.output_tokens or 0 for record in answered),
         cost_usd=known_cost(records),
-        today_usd=known_cost(record for record in records if record.time >= today),
+        today_usd=known_cost(todays),
         cache_hit_rate=cached / input_tokens if input_tokens else None,
         tool_docs_saved=sum(record.tool_docs_saved for record in records),
         tool_docs_requests=sum(record.tool_docs_saved > 0 for record in records),
+        reported_usd=known_cost(records, "reported"),
+        estimated_usd=known_cost(records, "estimate"),
+        today_reported_usd=known_cost(todays, "reported"),
+        today_estimated_usd=known_cost(todays, "estimate"),
     )

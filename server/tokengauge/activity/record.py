@@ -15,6 +15,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from tokengauge.cost import CostSource
 from tokengauge.messages import camel, converter, unstructure
 
 Outcome = Literal["answered", "failed", "cancelled"]
@@ -53,6 +54,9 @@ class RequestRecord:
     output_tokens: int | None = None
     reasoning_tokens: int = 0
     cost_usd: float | None = None
+    cost_source: CostSource = "estimate"
+    """Where `cost_usd` comes from: the API's own figure, or the price table (older records,
+    which do not say, are estimates)."""
     trimmed_tokens: int = 0
     """Input tokens the recovery ladder removed to make the request fit."""
     ladder: dict[str, int] = attrs.field(factory=dict)

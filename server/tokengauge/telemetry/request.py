@@ -5,7 +5,8 @@ The attributes are Copilot's own for a provider's chat span (OpenTelemetry's Gen
 their latest names, as Copilot Chat emits them): `gen_ai.operation.name`, `gen_ai.provider.name`,
 `gen_ai.request.model`, `gen_ai.usage.input_tokens` (all the input: fresh, cache reads and cache
 writes, as the conventions say) … and tokengauge's own under `tokengauge.*`: its estimate and its
-error, what the recovery ladder trimmed, what the reduced tool documentation saved, the cost and
+error, what the recovery ladder trimmed, what the reduced tool documentation saved, the cost (and
+whether the API reported it or the price table estimated it: `tokengauge.cost.source`) and
 the request's kind. Prompts and answers are added only when `capture_content` is on.
 """
 
@@ -132,6 +133,7 @@ def span_attributes(ended: EndedRequest, semconv_opt_in: str = "") -> dict[str, 
         "tokengauge.trimmed.input_tokens": record.trimmed_tokens or None,
         "tokengauge.tool_docs.saved_tokens": record.tool_docs_saved or None,
         "tokengauge.cost.usd": record.cost_usd,
+        "tokengauge.cost.source": None if record.cost_usd is None else record.cost_source,
         "tokengauge.retries": record.retries or None,
         "tokengauge.prompt_cut": record.cut or None,
         "gen_ai.input.messages": _content(ended.input_messages),

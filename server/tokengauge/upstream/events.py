@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any, Final, Protocol, Union
 
 import attrs
 
 from tokengauge import jsontext
+from tokengauge.cost import USD_TICKS, reported_usd
 from tokengauge.messages import (
     MAX_SAFE_INTEGER,
     Part,
@@ -27,6 +29,8 @@ from tokengauge.messages import (
 log = logging.getLogger(__name__)
 
 _EXCERPT: Final = 200
+COST_HEADER: Final = "x-litellm-response-cost"
+"""The response header a LiteLLM proxy states the response's cost in (US dollars)."""
 MAX_INPUT_DEPTH: Final = jsontext.MAX_DEPTH // 2
 """Deepest nesting taken in a tool call's arguments: real tools stay under 20 levels, and the
 call comes back in the conversation's next request, which may nest `jsontext.MAX_DEPTH` in all."""
@@ -154,6 +158,31 @@ def as_int(obj: dict[str, Any], key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         return 0
     return value if 0 <= value <= MAX_SAFE_INTEGER else 0
+
+
+def reported_cost(usage: dict[str, Any]) -> float | None:
+    """The cost a `usage` object states, in US dollars (None when it states none we can take):
+    xAI's `cost_in_usd_ticks` (10^10 to the dollar), or OpenRouter's `cost`.
+
+    Under BYOK (`is_byok`) OpenRouter's `cost` is only its own fee, and
+    `cost_details.upstream_inference_cost` what the user's own key was charged: the request cost
+    the user both, so its cost is their sum; without the upstream figure the fee alone would
+    understate it, so none is reported (the price table's estimate stands in).
+    """
+    ticks = reported_usd(usage.get("cost_in_usd_ticks"), USD_TICKS)
+    if ticks is not None:
+        return ticks
+    cost = reported_usd(usage.get("cost"))
+    if cost is None or usage.get("is_byok") is not True:
+        return cost
+    upstream = reported_usd(as_dict(usage.get("cost_details")).get("upstream_inference_cost"))
+    return None if upstream is None else reported_usd(cost + upstream)
+
+
+def header_cost(headers: Mapping[str, str]) -> float | None:
+    """The cost a response's headers state (a LiteLLM proxy's), in US dollars; None without one
+    we can take (LiteLLM writes `None` when it knows none)."""
+    return reported_usd(headers.get(COST_HEADER))
 
 
 def malformed(data: str) -> str:

@@ -22,7 +22,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -182,9 +182,15 @@ def _translated(timeouts: Timeouts) -> Iterator[None]:
 
 @contextlib.asynccontextmanager
 async def open_sse(
-    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: Any
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    body: Any,
+    on_headers: Callable[[httpx.Headers], None] | None = None,
 ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
-    """POST `body` and yield the response's SSE events; error statuses raise `HttpStatusError`."""
+    """POST `body` and yield the response's SSE events; error statuses raise `HttpStatusError`;
+    `on_headers` is handed the headers of a response that streams (a proxy may state the cost
+    there)."""
     timeouts = timeouts_of(client)
     request_headers = httpx.Headers({"accept": "text/event-stream"})
     request_headers.update(_with_json_type(headers))
@@ -204,6 +210,8 @@ async def open_sse(
                 raise HttpStatusError(
                     response.status_code, text.decode("utf-8", errors="replace"), response.headers
                 )
+            if on_headers is not None:
+                on_headers(response.headers)
             yield aiter_events(response, Progress(timeouts.idle, deadline))
     finally:
         await response.aclose()

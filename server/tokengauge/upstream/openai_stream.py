@@ -11,7 +11,8 @@ Decisions, all so that what reaches the user is complete and never looks better 
 - Arguments that are not JSON: if the stream ended properly they are passed on as the raw string
   (with a warning); if it was cut off (`finish()` before `[DONE]` or `finish_reason`) the call
   is dropped, since its arguments are truncated. `ended` tells the caller the stream was cut.
-- Usage: the latest non-null `usage` object, wherever it came, is reported once at the end.
+- Usage: the latest non-null `usage` object, wherever it came, is reported once at the end, with
+  the cost it states (`reported_cost`: OpenRouter's `cost`, xAI's `cost_in_usd_ticks`).
 - `Finish` is held until the end and dropped if an error was reported: a stream that carried an
   error never ends with a success-looking finish. It is emitted once.
 - A `data:` line that is not a JSON object is a `StreamError` ("malformed stream data: …"), and
@@ -41,6 +42,7 @@ from tokengauge.upstream.events import (
     lenient_tool_input,
     malformed,
     parse_arguments,
+    reported_cost,
 )
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,7 @@ def usage_report(usage: dict[str, Any]) -> Usage:
         cache_write_tokens=as_int(prompt_details, "cache_write_tokens"),
         reasoning_tokens=as_int(completion_details, "reasoning_tokens"),
         total_input_tokens=prompt,
+        cost_usd=reported_cost(usage),
     )
 
 

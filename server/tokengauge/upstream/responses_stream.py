@@ -5,7 +5,8 @@
 - A `function_call` output item becomes one `ToolCall` at its `response.output_item.done` (its
   arguments as the item has them, else the deltas gathered).
 - `response.completed` carries the usage (`input_tokens` with `input_tokens_details.cached_tokens`,
-  `output_tokens` with `output_tokens_details.reasoning_tokens`) and ends the stream, with a
+  `output_tokens` with `output_tokens_details.reasoning_tokens`, and the cost xAI states in
+  `cost_in_usd_ticks` or OpenRouter in `cost`) and ends the stream, with a
   `Finish` of `tool_calls` when the answer called tools, else `stop`; `response.incomplete` ends it
   with `length` (or the reason it names); `response.failed` and `error` events are `StreamError`s.
 - A `reasoning` output item with `encrypted_content` (asked for with
@@ -40,6 +41,7 @@ from tokengauge.upstream.events import (
     json_object,
     lenient_tool_input,
     malformed,
+    reported_cost,
 )
 
 log = logging.getLogger(__name__)
@@ -154,6 +156,7 @@ class ResponsesStreamParser:
                 reasoning_tokens=as_int(
                     as_dict(usage.get("output_tokens_details")), "reasoning_tokens"
                 ),
+                cost_usd=reported_cost(usage),
             )
         if kind == "response.failed":
             error = response.get("error")
