@@ -2,7 +2,8 @@
 
 A writer is a real process on a real ledger directory: it appends a usage record, stores two
 actuals and adds one to a counter document, then prints the record's number — its
-acknowledgement. `run` starts `writers` of them at once (two VS Code windows on one storage
+acknowledgement (then waits up to 4 ms, as requests do not follow each other without a pause).
+`run` starts `writers` of them at once (two VS Code windows on one storage
 directory), SIGKILLs each at a random moment, and after every round checks from a fresh `Ledger`
 that everything acknowledged so far is there. A writer on a ledger without `update_document` (an
 earlier version, for a figure of before) adds to the counter by reading and writing it.
@@ -27,7 +28,7 @@ from tokengauge.ledger.store import Ledger
 COUNTER: Final = "kill-loop/counter"
 
 WRITER: Final = """
-import sys, time
+import random, sys, time
 from pathlib import Path
 from tokengauge.ledger.store import Ledger
 
@@ -35,6 +36,8 @@ def add_one(document):
     return (document if isinstance(document, int) else 0) + 1
 
 ledger = Ledger(Path(sys.argv[1]))
+if not ledger.persistent:
+    sys.exit("the ledger could not be opened for writing")
 writer, start, counter = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 print("ready", flush=True)
 for n in range(start, start + 1_000_000):
@@ -45,6 +48,7 @@ for n in range(start, start + 1_000_000):
     else:
         ledger.set_document(counter, add_one(ledger.get_document(counter)))
     print(n, flush=True)
+    time.sleep(random.uniform(0, 0.004))  # requests come apart, even in a busy window
 """
 
 

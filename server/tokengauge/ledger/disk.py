@@ -37,7 +37,7 @@ SQLITE_TIMEOUT_SECONDS: Final = 1.0
 USAGE_TIMEOUT_SECONDS: Final = 5.0
 """…and how long a usage record waits: a request's record is worth a slower answer (a record
 left waiting in memory is lost if the process is killed)."""
-OPEN_WAIT_SECONDS: Final = 5.0
+OPEN_WAIT_SECONDS: Final = 15.0
 """How long opening waits out a lock held by another process before reading without writing."""
 DB_NAME: Final = "cache.db"
 OLD_USAGE_KEY: Final = "usage"
