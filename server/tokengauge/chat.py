@@ -56,6 +56,14 @@ from tokengauge.status import (
     without_notes,
 )
 from tokengauge.telemetry.request import EndedRequest, TraceParent
+from tokengauge.upstream.attribution import (
+    NONE,
+    Attribution,
+    Sessions,
+    attribution_for,
+    described,
+    wants_session,
+)
 from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import (
     ConnectionFailed,
@@ -79,6 +87,7 @@ from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults
 from tokengauge.upstream.redact import provider_secrets, redact
+from tokengauge.upstream.request_body import merged_headers
 from tokengauge.upstream.retry import RetryPolicy
 from tokengauge.upstream.served import load_in_ollama, read_served, served_kind
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
@@ -187,6 +196,10 @@ class _Chat:
     finish: str | None = None
     answer: list[str] | None = None
     """The whole answer's text, kept only when telemetry captures content."""
+    attribution: Attribution = NONE
+    """What the request tells its gateway (`upstream.attribution`)."""
+    conversation: str | None = None
+    """The conversation the request was told before it was sent, when its session names it."""
 
     def track_fences(self, text: str) -> None:
         """Follow whether the answer's text leaves a code block (```) open."""
@@ -241,6 +254,7 @@ class ChatRunner:
         self.sleep = sleep
         self.observer = observer
         self.capture_content = capture_content
+        self.sessions = Sessions(gauge.ledger)
         self._read_at: dict[str, float] = {}
         self._told_cut: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
@@ -336,6 +350,7 @@ class ChatRunner:
         try:
             await self._ask_server(chat)
             self._fit(chat)
+            self._attribute(chat)
             result = await self._attempts(chat)
         except ChatError as exc:
             self._log(chat, "failed", exc.brief, exc.kind)
@@ -353,6 +368,22 @@ class ChatRunner:
         elif served_kind(chat.model.provider) is not None:
             self._later(self._read_served(chat.model, chat.api_key, force=True))
         return result
+
+    def _attribute(self, chat: _Chat) -> None:
+        """What the request tells its gateway, if its provider asks: the request's kind and, for
+        a session, the conversation its answer's marker will name (known before it is sent)."""
+        provider = chat.model.provider
+        if provider.attribution is None:
+            return
+        held = chat.params.messages if chat.fitted.dropped else None
+        kind, chat.conversation = self.gauge.ahead(
+            chat.messages, chat.tools, chat.estimate, held, conversation=wants_session(provider)
+        )
+        session = None if chat.conversation is None else self.sessions.of(chat.conversation)
+        chat.attribution = attribution_for(
+            provider, kind=kind, session=session, workspace_name=self.gauge.settings.workspace_name
+        )
+        log.debug("%s: attributed by %s", chat.model.id, described(chat.attribution))
 
     async def _ask_server(self, chat: _Chat) -> None:
         """For a local server: read the window it has loaded the model with, ask Ollama for the
@@ -477,6 +508,7 @@ class ChatRunner:
                 answer_calls=chat.calls,
                 held=chat.params.messages if chat.fitted.dropped else None,
                 cut=chat.cut,
+                ahead=chat.conversation,
             )
             self.sink.activity()
         except Exception:
@@ -581,8 +613,11 @@ class ChatRunner:
     async def _stream(self, chat: _Chat, progress: _Attempt) -> None:
         model = chat.model
         body = chat.dialect.body(model, chat.messages, chat.tools, chat.options, chat.max_tokens)
+        body = chat.attribution.add_to(body)
         url = chat.url
-        headers = provider_headers(model.provider, chat.api_key)
+        headers = merged_headers(
+            chat.attribution.headers, provider_headers(model.provider, chat.api_key)
+        )
         parser = chat.dialect.parser()
         log.debug(
             "%s: POST %s (%d messages, %d tools, max_tokens %d)",

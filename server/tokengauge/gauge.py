@@ -19,7 +19,7 @@ import attrs
 
 from tokengauge.activity import dashboard
 from tokengauge.activity.conversations import Conversations, request_kind
-from tokengauge.activity.record import Outcome, RequestRecord, read_record
+from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
 from tokengauge.calibration import budget
 from tokengauge.calibration.declared import Basis, Declared, damped
@@ -657,6 +657,33 @@ class Gauge:
             models_changed=learned is not None or moved,
         )
 
+    def ahead(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        estimate: RequestEstimate,
+        held: Sequence[Message] | None,
+        *,
+        conversation: bool,
+    ) -> tuple[RequestKind, str | None]:
+        """A request's kind and, if asked, the conversation it will be placed in (`log_request`
+        given it keeps it), told before it is sent (arguments as `log_request`'s)."""
+        kind, held, digests = self._placing(messages, tools, estimate, held)
+        return kind, self.conversations.ahead(held, digests, kind) if conversation else None
+
+    def _placing(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        estimate: RequestEstimate,
+        held: Sequence[Message] | None,
+    ) -> tuple[RequestKind, Sequence[Message], list[str]]:
+        """The request's kind, and the messages its conversation holds with their digests."""
+        kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
+        if held is None:
+            return kind, messages, list(estimate.features.digests)
+        return kind, held, [message_digest(message) for message in held]
+
     def log_request(
         self,
         model: ModelSpec,
@@ -674,17 +701,16 @@ class Gauge:
         answer_calls: Sequence[str] = (),
         held: Sequence[Message] | None = None,
         cut: bool = False,
+        ahead: str | None = None,
     ) -> RequestRecord:
         """Add a request to the usage history: its conversation, sizes, usage, cost and fate
         (`answer_text`, `answer_calls`: the beginning of its answer and its tool calls' ids;
         `held`: the messages the conversation holds, when the recovery ladder sent fewer; `cut`:
-        the server cut the prompt without an error)."""
-        kind = request_kind(messages, len(tools), HELPER_MAX_MESSAGES)
-        if held is None:
-            held, digests = messages, list(estimate.features.digests)
-        else:
-            digests = [message_digest(message) for message in held]
-        placement = self.conversations.place(held, digests, kind, answer_text, answer_calls)
+        the server cut the prompt without an error; `ahead`: the conversation `ahead` told)."""
+        kind, held, digests = self._placing(messages, tools, estimate, held)
+        placement = self.conversations.place(
+            held, digests, kind, answer_text, answer_calls, ahead=ahead
+        )
         limit = self.window_limit(model)
         cost, source = request_cost_of(usage, model.pricing) if usage else (None, "estimate")
         record = RequestRecord(

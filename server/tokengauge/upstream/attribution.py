@@ -7,7 +7,8 @@ holds its prompt cache. Where a gateway reads them is its preset's (`presets.Gat
 in them is the provider's `attribution` setting: a user name the person typed, tags of their
 choosing (with the workspace's name or the request's kind where they wrote `${workspaceName}` or
 `${requestKind}`), a session id per Copilot conversation if they ask for one. Nothing is added
-unless set, and nothing to an API whose preset reads none of it.
+unless set, and nothing to an API whose preset reads none of it. The user joins what the log
+redacts (`redact.SENT`), in a body as in a header, should an API echo it.
 
 A session id is a hash of the conversation's id (the one its stateful marker carries back) with
 a random salt kept in the ledger: the same for every request of the conversation, after a restart
@@ -28,6 +29,7 @@ import attrs
 from tokengauge.ledger.store import Ledger
 from tokengauge.settings import AttributionSettings, ProviderSettings
 from tokengauge.upstream.presets import gateway_of
+from tokengauge.upstream.redact import MIN_SECRET, SENT
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,8 @@ def attribution_for(
     headers: dict[str, str] = {}
     fields: dict[str, Any] = {}
     if settings.user is not None:
+        if len(settings.user) >= MIN_SECRET:  # a person's name, maybe: the log never shows it
+            SENT.add([settings.user])
         _place(headers, fields, gateway.user_header, gateway.user_field, settings.user)
     if session is not None and settings.session:
         _place(headers, fields, gateway.session_header, gateway.session_field, session)
