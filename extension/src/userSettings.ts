@@ -1,8 +1,11 @@
 /**
  * The settings no workspace may set: those that name where requests (and so the keys) go, the
  * program the extension runs, and how long the history that all windows share is kept. The
- * manifest gives them `machine` scope; they are read here from the user's (or the remote
+ * manifest gives them `application` scope (`machine` for the Python, a path on the machine the server
+ * runs on), which no folder may set; they are read here from the user's (or, for the Python, the remote
  * machine's) settings or the defaults only, never from a workspace, even if VS Code handed one over.
+ * (Not `machine` for the others: in a remote window VS Code ignores a machine-scoped value of the
+ * local user settings, so providers set there would vanish over SSH, WSL or in code-server.)
  */
 
 import type * as vscode from 'vscode';

@@ -53,7 +53,21 @@ export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_DATA_HOME="$WO
   XDG_CACHE_HOME="$WORK/home/.cache" XDG_RUNTIME_DIR="$WORK/rt" TMPDIR="$WORK/rt"
 export EXTENSIONS_GALLERY=${EXTENSIONS_GALLERY:-'{}'}   # empty gallery config: no marketplace queries
 if [ -n "$UD" ] && [ -f "$WORK/ud/User/settings.json" ]; then :   # a later run keeps the settings as the last one left them
-elif [ -n "$SETTINGS" ]; then cp "$SETTINGS" "$WORK/ud/User/settings.json"
+elif [ -n "$SETTINGS" ]; then
+  cp "$SETTINGS" "$WORK/ud/User/settings.json"
+  # code-server's window is a remote one: VS Code reads a machine-scoped setting (tokenGauge.pythonPath)
+  # from the remote's settings (Machine/settings.json), not the user's, as its Settings editor writes it.
+  mkdir -p "$WORK/ud/Machine"
+  node - "$WORK/ud/User/settings.json" "$WORK/ud/Machine/settings.json" "$(dirname "$0")/../../package.json" <<'JS'
+const fs = require('fs');
+const [user, machine, manifest] = process.argv.slice(2);
+const scopes = JSON.parse(fs.readFileSync(manifest, 'utf8')).contributes.configuration.properties;
+const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+const moved = Object.fromEntries(Object.entries(settings).filter(([key]) => scopes[key]?.scope === 'machine'));
+for (const key of Object.keys(moved)) delete settings[key];
+fs.writeFileSync(user, JSON.stringify(settings, null, 2));
+fs.writeFileSync(machine, JSON.stringify(moved, null, 2));
+JS
 else printf '{ "workbench.startupEditor": "none", "telemetry.telemetryLevel": "off" }\n' > "$WORK/ud/User/settings.json"; fi
 
 CS_PID=; DRV_PID=; RC=

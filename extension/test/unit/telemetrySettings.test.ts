@@ -74,7 +74,7 @@ void test("a workspace's telemetry settings are never read, and the manifest let
         capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } };
     };
     for (const key of TELEMETRY_KEYS) {
-        assert.equal(manifest.contributes.configuration.properties[`tokenGauge.${key}`].scope, 'machine', key);
+        assert.equal(manifest.contributes.configuration.properties[`tokenGauge.${key}`].scope, 'application', key);
         assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(`tokenGauge.${key}`));
     }
 });

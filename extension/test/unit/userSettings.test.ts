@@ -45,7 +45,7 @@ void test('the manifest lets no folder set them', () => {
     };
     const { properties } = manifest.contributes.configuration;
     for (const key of USER_ONLY) {
-        assert.equal(properties[`tokenGauge.${key}`].scope, 'machine', key);
+        assert.equal(properties[`tokenGauge.${key}`].scope, key === 'pythonPath' ? 'machine' : 'application', key);
         assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(`tokenGauge.${key}`));
     }
 });

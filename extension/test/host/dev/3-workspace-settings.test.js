@@ -68,7 +68,7 @@ describe('settings in a workspace folder cannot redirect keys or run its Python'
     it("sends the user's key to the user's provider URL only and runs the user's Python", async () => {
         const extension = vscode.extensions.getExtension('tokengauge.tokengauge');
         const api = await extension.activate();
-        const scoped = extension.packageJSON.contributes.configuration.properties['tokenGauge.providers'].scope === 'machine';
+        const scoped = Boolean(extension.packageJSON.contributes.configuration.properties['tokenGauge.providers'].scope);
         await vscode.commands.executeCommand('tokenGauge.setApiKey', 'test-openai', KEY);
         const user = Object.fromEntries(USER_ONLY.map((key) => [key, config().inspect(key).globalValue]));
         const retention = user.usageRetentionDays ?? config().inspect('usageRetentionDays').defaultValue;
