@@ -475,8 +475,9 @@ class Gauge:
         )
 
     def models(self) -> list[ModelInfo]:
-        """Every configured model."""
-        return [self.model_info(model) for model in self.catalog]
+        """Every configured model (new declarations stored together, in one transaction)."""
+        with self.ledger.batched():
+            return [self.model_info(model) for model in self.catalog]
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
         """Counts for strings (text only) and messages, in input order.

@@ -890,3 +890,18 @@ def test_sums_stay_finite(tmp_path: Path, where: str) -> None:
     ]
     assert ledger.persistent is (where == "disk")
     ledger.close()
+
+
+def test_a_batch_goes_to_disk_at_its_end(tmp_path: Path) -> None:
+    """A write per model of 100,000, each its own transaction, took minutes."""
+    ledger, other = Ledger(tmp_path / "l"), Ledger(tmp_path / "l")
+    with ledger.batched():
+        for i in range(1_000):
+            ledger.set_document(f"d{i}", i)
+        ledger.append_usage({"n": 1})
+        assert other.get_document("d0") is None  # not yet on the disk…
+        assert ledger.get_document("d999") == 999  # …but known
+        assert other.recent_usage() == [{"n": 1}]  # a usage record goes at once
+    assert [other.get_document(f"d{i}") for i in (0, 500, 999)] == [0, 500, 999]
+    ledger.close()
+    other.close()
