@@ -34,7 +34,7 @@ import benchlib
 from benchlib import Report, ms, now, us
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
-from tests.harness.lsp import SERVER_COMMAND, BareClient
+from tests.harness.lsp import bare_server
 from tests.harness.otlp import running_collector
 from tokengauge.activity.record import RequestRecord
 from tokengauge.settings import ProviderSettings, TelemetrySettings
@@ -44,7 +44,6 @@ from tokengauge.telemetry.request import EndedRequest, TraceParent
 REQUESTS: Final = 1_000
 RUNS: Final = 5
 CHATS: Final = 20
-STOP_TIMEOUT_S: Final = 10.0
 PARENT: Final = TraceParent(0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, True)
 
 
@@ -142,51 +141,28 @@ def timed(telemetry: Telemetry, requests: int) -> list[int]:
 
 
 async def serve(python_path: str | None, options: dict[str, Any]) -> tuple[int, int, list[int]]:
-    """One server: spawn → initialize, spawn → models, and each chat's time."""
+    """One server: spawn → initialize answered, spawn → models, and each chat's time."""
     env = dict(os.environ)
     if python_path is not None:
         env["PYTHONPATH"] = python_path
-    started = now()
-    process = await asyncio.create_subprocess_exec(
-        *SERVER_COMMAND,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=env,
-    )
-    client = BareClient(process, lambda message: None)
-    reader = asyncio.create_task(client.read_messages())
     chats = []
-    try:
-        await client.request("initialize", {"capabilities": {}, "initializationOptions": options})
+    started = now()
+    async with bare_server(options, env=env) as client:
         initialized = now() - started
-        client.send({"method": "initialized", "params": {}})
         await client.request("tokenGauge/models", {})
         models = now() - started
         for i in range(CHATS):
+            context = {"traceId": f"{PARENT.trace_id:032x}", "spanId": f"{PARENT.span_id:016x}"}
             params = {
                 "requestId": f"r{i}",
                 "modelId": "gpt-4o",
                 "messages": [{"role": "user", "content": [{"type": "text", "value": f"hi {i}"}]}],
                 "credentials": {"apiKey": "sk-bench"},
-                "modelOptions": {
-                    "_otelTraceContext": {
-                        "traceId": f"{PARENT.trace_id:032x}",
-                        "spanId": f"{PARENT.span_id:016x}",
-                    }
-                },
+                "modelOptions": {"_otelTraceContext": context},
             }
             sent = now()
             await client.request("tokenGauge/chat", params)
             chats.append(now() - sent)
-    finally:
-        await client.shut_down()
-        try:
-            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
-        await reader
     return initialized, models, chats
 
 

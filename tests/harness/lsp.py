@@ -283,15 +283,18 @@ class BareClient:
 
 @contextlib.asynccontextmanager
 async def bare_server(
-    options: dict[str, Any], on_notification: Handler | None = None
+    options: dict[str, Any],
+    on_notification: Handler | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[BareClient]:
-    """The server on pipes (stderr discarded), initialized, for a `BareClient`; shut down on the
-    way out, killed if it does not exit."""
+    """The server on pipes (stderr discarded; `env` its environment, else this one's),
+    initialized, for a `BareClient`; shut down on the way out, killed if it does not exit."""
     process = await asyncio.create_subprocess_exec(
         *SERVER_COMMAND,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
+        env=env,
     )
     client = BareClient(process, on_notification)
     reader = asyncio.create_task(client.read_messages())
