@@ -40,8 +40,12 @@ export class PythonNotFoundError extends Error {
     }
 }
 
-/** Runs `python -c` on a candidate: its version, or undefined if it did not run. */
-export type Probe = (candidate: PythonCommand) => Promise<[number, number] | undefined>;
+/** What running `python -c` on a candidate found: its version; `missing` (no such program);
+ * `notPython` (it ran, but did not answer as Python does); undefined (it failed to run). */
+export type Found = [number, number] | 'missing' | 'notPython' | undefined;
+
+/** Runs `python -c` on a candidate. */
+export type Probe = (candidate: PythonCommand) => Promise<Found>;
 
 export interface PythonSources {
     /** `tokenGauge.pythonPath` ('' when unset). */
@@ -56,17 +60,31 @@ export interface PythonSources {
 }
 
 export const versionOf: Probe = async ({ command, args }) => {
+    let stdout: string;
     try {
-        const { stdout } = await run(command, [...args, '-c', 'import sys; print(*sys.version_info[:2])'], {
+        ({ stdout } = await run(command, [...args, '-c', 'import sys; print(*sys.version_info[:2])'], {
             timeout: 15_000,
             windowsHide: true,
-        });
-        const [major, minor] = stdout.trim().split(' ').map(Number);
-        return Number.isInteger(major) && Number.isInteger(minor) ? [major, minor] : undefined;
-    } catch {
-        return undefined;
+        }));
+    } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        // A numeric code is the program's own exit status: it ran, and is not the Python we asked.
+        return code === 'ENOENT' ? 'missing' : typeof code === 'number' ? 'notPython' : undefined;
     }
+    const [major, minor] = stdout.trim().split(' ').map(Number);
+    return Number.isInteger(major) && Number.isInteger(minor) ? [major, minor] : 'notPython';
 };
+
+/** What a person is told of a candidate that was probed and passed over. */
+function verdict(found: Found): string {
+    if (Array.isArray(found)) {
+        return `is Python ${found.join('.')}`;
+    }
+    if (found === 'missing') {
+        return 'was not found';
+    }
+    return found === 'notPython' ? 'ran but is not Python (it did not answer as Python does)' : 'did not run';
+}
 
 function atLeast([major, minor]: [number, number]): boolean {
     return major > MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor >= MIN_PYTHON[1]);
@@ -101,10 +119,10 @@ export async function findPython(sources: PythonSources): Promise<PythonFound> {
     const tried: string[] = [];
     for (const candidate of list) {
         const version = await probe(candidate);
-        if (version && atLeast(version)) {
+        if (Array.isArray(version) && atLeast(version)) {
             return { ...candidate, version, ...passedOver };
         }
-        tried.push(`${shown(candidate)} (${candidate.source}) ${version ? `is Python ${version.join('.')}` : 'did not run'}`);
+        tried.push(`${shown(candidate)} (${candidate.source}) ${verdict(version)}`);
     }
     const needed = `Python ${MIN_PYTHON.join('.')} or newer`;
     if (sources.configured) {

@@ -133,3 +133,20 @@ void test('in an untrusted workspace another interpreter in the Python extension
     // Once the workspace is trusted, the interpreter selected there comes before PATH.
     assert.equal(interpreterChangeRestarts('', onPath, '/a/python', true), true);
 });
+
+void test('a candidate that ran but is not Python is said to be so, and a missing one as missing', async () => {
+    const { versionOf } = await import('../../src/python');
+    assert.equal(await versionOf({ command: '/bin/echo', args: [], source: 'test' }), 'notPython');
+    assert.equal(await versionOf({ command: '/bin/false', args: [], source: 'test' }), 'notPython');
+    assert.equal(await versionOf({ command: '/no/such/python', args: [], source: 'test' }), 'missing');
+    const probe = (candidate: PythonCommand) =>
+        Promise.resolve(candidate.command === '/bin/echo' ? ('notPython' as const) : ('missing' as const));
+    await assert.rejects(
+        findPython({ configured: '/bin/echo', fromPythonExtension: noExtension, probe }),
+        (error: unknown) => error instanceof PythonNotFoundError && /\/bin\/echo \(the tokenGauge\.pythonPath setting\) ran but is not Python/.test(error.message),
+    );
+    await assert.rejects(
+        findPython({ configured: '/no/python', fromPythonExtension: noExtension, probe }),
+        (error: unknown) => error instanceof PythonNotFoundError && /\/no\/python \(the tokenGauge\.pythonPath setting\) was not found/.test(error.message),
+    );
+});

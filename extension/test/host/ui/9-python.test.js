@@ -41,7 +41,7 @@ describe('no suitable Python', function () {
         assert.strictEqual(
             message,
             `Token Gauge needs Python 3.10 or newer for its counting server: ${MISSING} (the tokenGauge.pythonPath ` +
-                'setting) did not run. Set tokenGauge.pythonPath to a suitable interpreter, or clear it to use the one found on its own.',
+                'setting) was not found. Set tokenGauge.pythonPath to a suitable interpreter, or clear it to use the one found on its own.',
         );
         assert.deepStrictEqual(buttons, ['Set Python Path', 'Install Python']);
         await ui([{ shot: 'no-python' }]);
