@@ -195,8 +195,23 @@ def _same(a: Path, b: Path) -> bool:
     return not mismatch and not errors and all(_same(a / d, b / d) for d in listing.common_dirs)
 
 
+COMPILED: Final = (".so", ".pyd", ".dylib")
+
+
+def compiled(entry: Path) -> bool:
+    """Whether a file or folder is or holds a compiled module, or is the record of a wheel
+    that is not pure Python (its WHEEL names the platform): it stays in each version's folder
+    even when identical in all (an abi3 wheel's), so ``common`` is the same on every platform."""
+    if entry.suffix == ".dist-info":
+        wheel = HeaderParser().parsestr((entry / "WHEEL").read_text())
+        return wheel.get("Root-Is-Purelib", "").lower() != "true"
+    paths = [entry, *entry.rglob("*")] if entry.is_dir() else [entry]
+    return any(path.suffix in COMPILED for path in paths)
+
+
 def split_common(per_version: dict[str, Path], common: Path) -> list[str]:
-    """Move the entries identical in every version folder to ``common``; return their names."""
+    """Move the entries identical in every version folder, and holding no compiled module, to
+    ``common``; return their names."""
     names = set.intersection(
         *({p.name for p in folder.iterdir()} for folder in per_version.values())
     )
@@ -204,7 +219,7 @@ def split_common(per_version: dict[str, Path], common: Path) -> list[str]:
     common.mkdir(parents=True, exist_ok=True)
     for name in sorted(names):
         copies = [folder / name for folder in per_version.values()]
-        if not same_entry(copies):
+        if compiled(copies[0]) or not same_entry(copies):
             continue
         shutil.move(str(copies[0]), common / name)
         for other in copies[1:]:

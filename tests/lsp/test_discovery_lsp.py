@@ -151,9 +151,18 @@ SHAPES = [
         "ollama",
         "ollama-local",  # Ollama by name (`/api/show` is asked for each model's window)
         "/v1",
+        # Loaded with their whole windows (`ollama ps`): what the server has loaded, read in the
+        # background after the listing, then says the same as the listing, whenever it lands.
         [
-            ListedModel(id="zeta-coder:7b", context_window=65_536, architecture="zetacoder"),
-            ListedModel(id="tiny-chat:1b", context_window=2_048, architecture="llama"),
+            ListedModel(
+                id="zeta-coder:7b",
+                context_window=65_536,
+                architecture="zetacoder",
+                loaded_context=65_536,
+            ),
+            ListedModel(
+                id="tiny-chat:1b", context_window=2_048, architecture="llama", loaded_context=2_048
+            ),
         ],
         [
             Expected("zeta-coder:7b", "Zeta Coder 7B", 65_536, FALLBACK[1]),
