@@ -38,6 +38,14 @@ MODULE_SUFFIX = {
     "darwin-arm64": r"\.cpython-{v}-darwin\.so",
     "win32-x64": r"\.cp{v}-win_amd64\.pyd",
 }
+STABLE_ABI_SUFFIX = {
+    "linux-x64": r"\.abi3\.so",
+    "linux-arm64": r"\.abi3\.so",
+    "darwin-x64": r"\.abi3\.so",
+    "darwin-arm64": r"\.abi3\.so",
+    "win32-x64": r"/[^/.]+\.pyd",
+}
+"""…or, for a module built for the stable ABI (protobuf's), the name every CPython 3 loads."""
 ARCHITECTURE = {
     "linux-x64": ("ELF", "x86_64"),
     "linux-arm64": ("ELF", "aarch64"),
@@ -119,7 +127,7 @@ def test_compiled_modules_are_for_their_platform_and_cpython(
     ]
     names = {PurePosixPath(m).name.split(".")[0] for m in modules}
     assert {"_tiktoken", "_regex"} <= names, modules
-    suffix = re.compile(MODULE_SUFFIX[target].format(v=short) + "$")
+    suffix = re.compile(f"({MODULE_SUFFIX[target].format(v=short)}|{STABLE_ABI_SUFFIX[target]})$")
     expected_format, architecture = ARCHITECTURE[target]
     for module in modules:
         assert suffix.search(module), f"{module}: not named for CPython {version} on {target}"
