@@ -5,7 +5,7 @@
 `scripts/test-copilot.sh` (with `TG_COPILOT_DUMP` set by the suite) leaves, per skew, the
 upstream's requests (`requests.json`), the extension's recording of every agent turn
 (`requests.json.turn-N.json`: each `provideTokenCount` input and answer, and each chat as the
-server got it, in DESIGN §3 JSON) and the figures (`result.json`). A dump root holds one
+server got it, in ARCHITECTURE §3 JSON) and the figures (`result.json`). A dump root holds one
 `skew-<scale>/` directory per skew. From it this writes (`bench/data/README.md` describes them):
 - `copilot-host-common.json.gz`: what Copilot 0.67 sends whatever the content: its agent system
   prompt and environment message (of the skew-1.0 run), the 39 tool schemas, the
@@ -51,7 +51,7 @@ Json = dict[str, Any]
 
 
 def text_of(parts: Sequence[Json]) -> str:
-    """The text of DESIGN §3 parts, tool results included."""
+    """The text of ARCHITECTURE §3 parts, tool results included."""
     out: list[str] = []
     for part in parts:
         if part.get("type") == "text":

@@ -1,4 +1,4 @@
-"""A deterministic, Copilot-sized chat request (DESIGN §3 shape) for the benchmarks.
+"""A deterministic, Copilot-sized chat request (ARCHITECTURE §3 shape) for the benchmarks.
 
 `build_workload()` returns one system message of instructions (~2.5k tokens), 100 messages of
 mixed content (English prose, Python and TypeScript code, Japanese and Chinese text, JSON, stack
@@ -467,7 +467,7 @@ class Workload:
     tools: list[Tool]
 
     def to_json(self) -> dict[str, Any]:
-        """The same request as DESIGN §3 JSON (camelCase), as the extension sends it."""
+        """The same request as ARCHITECTURE §3 JSON (camelCase), as the extension sends it."""
         return {"messages": unstructure(self.messages), "tools": unstructure(self.tools)}
 
     def text_chunks(self) -> list[str]:
@@ -667,5 +667,5 @@ def build_workload(
 
 
 def workload_json(seed: int = SEED) -> dict[str, Any]:
-    """`build_workload(seed)` as plain DESIGN §3 JSON (via `tokengauge.messages.unstructure`)."""
+    """`build_workload(seed)` as plain ARCHITECTURE §3 JSON (via `tokengauge.messages.unstructure`)."""
     return build_workload(seed).to_json()

@@ -1,4 +1,4 @@
-"""Tests for tokengauge.messages: DESIGN §3 JSON in camelCase, both ways, and readable input
+"""Tests for tokengauge.messages: ARCHITECTURE §3 JSON in camelCase, both ways, and readable input
 errors."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tokengauge.messages import (
 )
 from tokengauge.protocol import CountTokensParams
 
-# Each part as DESIGN §3 writes it on the wire, and as the Python object.
+# Each part as ARCHITECTURE §3 writes it on the wire, and as the Python object.
 PARTS: list[Any] = [
     pytest.param({"type": "text", "value": "hello"}, TextPart("hello"), id="text"),
     pytest.param({"type": "thinking", "value": "hmm…"}, ThinkingPart("hmm…"), id="thinking"),

@@ -1,4 +1,4 @@
-"""Tests for tokengauge.request_file: Chat Completions requests and DESIGN §3 requests alike."""
+"""Tests for tokengauge.request_file: Chat Completions requests and ARCHITECTURE §3 requests alike."""
 
 from __future__ import annotations
 
@@ -213,9 +213,9 @@ def test_a_whole_conversation() -> None:
     assert tools == []
 
 
-# --- the DESIGN §3 shape ------------------------------------------------------------------------
+# --- the ARCHITECTURE §3 shape ------------------------------------------------------------------------
 
-DESIGN_MESSAGE = {
+WIRE_MESSAGE = {
     "role": "assistant",
     "name": "bot",
     "content": [
@@ -228,7 +228,7 @@ DESIGN_MESSAGE = {
 
 
 def test_design_message_passes_through() -> None:
-    assert one(DESIGN_MESSAGE) == Message(
+    assert one(WIRE_MESSAGE) == Message(
         role="assistant",
         name="bot",
         content=[
@@ -265,7 +265,7 @@ def test_design_tool_result_passes_through() -> None:
 
 
 def test_shapes_can_mix_per_message() -> None:
-    messages, _ = read_request({"messages": [{"role": "user", "content": "plain"}, DESIGN_MESSAGE]})
+    messages, _ = read_request({"messages": [{"role": "user", "content": "plain"}, WIRE_MESSAGE]})
     assert messages[0] == Message(role="user", content=[TextPart("plain")])
     assert messages[1].content[2] == ToolCallPart("c9", "read", {"path": "a.py"})
 
@@ -278,7 +278,7 @@ def test_shapes_can_mix_per_message() -> None:
     ],
 )
 def test_openai_roles_with_empty_part_list(message: dict[str, Any]) -> None:
-    # An empty part list is valid OpenAI input; it must not be mistaken for the DESIGN shape.
+    # An empty part list is valid OpenAI input; it must not be mistaken for the wire's shape.
     converted = one(message)
     assert converted.role in ("system", "user")
 

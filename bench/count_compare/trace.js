@@ -1,4 +1,4 @@
-// The count trace: what Copilot Chat asked provideTokenCount during agent turns, as DESIGN §3 JSON
+// The count trace: what Copilot Chat asked provideTokenCount during agent turns, as ARCHITECTURE §3 JSON
 // (strings, and messages `{role, name?, content: Part[]}`), in call order.
 //
 // The Copilot host suite writes it with every input inline (TG_COPILOT_TRACE, format

@@ -1,7 +1,7 @@
 /**
  * What the extension offers other extensions and its own tests (what `activate` returns), and its
  * diagnostics. Among them a bounded record of what `provideTokenCount` was asked to count, as
- * DESIGN §3 JSON (strings, and messages already converted), the answer each call got, and where in
+ * ARCHITECTURE §3 JSON (strings, and messages already converted), the answer each call got, and where in
  * that sequence each chat request was sent. Off by default and free when off (one check per call);
  * the Copilot host suite records agent turns with it (to decompose what Copilot's budget added up
  * from our answers) and the counting benchmark (bench/count_compare.sh) replays the inputs.
@@ -38,7 +38,7 @@ export interface TokenGaugeApi {
 export interface TokenGaugeDiagnostics {
     /** The provider registered with VS Code (the benchmark calls its `provideTokenCount` directly). */
     readonly provider: vscode.LanguageModelChatProvider;
-    /** Keep the inputs of the next `provideTokenCount` calls (DESIGN §3 JSON), at most `maxCalls`. */
+    /** Keep the inputs of the next `provideTokenCount` calls (ARCHITECTURE §3 JSON), at most `maxCalls`. */
     startCountRecording(maxCalls?: number): void;
     /** Stop recording and hand over the inputs kept. */
     stopCountRecording(): CountRecording;

@@ -1,5 +1,5 @@
 /**
- * VS Code's language-model objects to DESIGN §3 JSON, and the server's parts back to plain values.
+ * VS Code's language-model objects to ARCHITECTURE §3 JSON, and the server's parts back to plain values.
  * Copilot passes plain objects `{role, content, name}` with numeric roles as often as real class
  * instances, so everything here goes by shape, never by `instanceof`.
  */
@@ -35,7 +35,7 @@ function jsonSafe(value: unknown): unknown {
     }
 }
 
-/** One VS Code part (class instance or plain object) as a DESIGN §3 part. */
+/** One VS Code part (class instance or plain object) as a ARCHITECTURE §3 part. */
 export function toPart(part: unknown): Part {
     if (typeof part === 'string') {
         return { type: 'text', value: part };
@@ -84,7 +84,7 @@ function toThinking(value: string, id: unknown, metadata: unknown): Part {
     return { type: 'thinking', value };
 }
 
-/** A chat message (class instance or `{role, content, name}`) as a DESIGN §3 message. */
+/** A chat message (class instance or `{role, content, name}`) as a ARCHITECTURE §3 message. */
 export function toMessage(message: unknown): Message {
     if (!isRecord(message)) {
         throw new Error(`not a chat message: ${typeof message}`);

@@ -1,5 +1,5 @@
 /**
- * The LSP contract with the server (DESIGN §3), this side's one copy: every custom method's name,
+ * The LSP contract with the server (ARCHITECTURE §3), this side's one copy: every custom method's name,
  * its params and its result, and the payload of every notification. camelCase JSON on the wire.
  */
 

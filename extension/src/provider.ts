@@ -1,5 +1,5 @@
 /**
- * The `LanguageModelChatProvider`: VS Code's calls converted to DESIGN §3 JSON and sent to the
+ * The `LanguageModelChatProvider`: VS Code's calls converted to ARCHITECTURE §3 JSON and sent to the
  * server; streamed parts reported back as VS Code parts, ending with the `usage` data part.
  */
 

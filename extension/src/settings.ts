@@ -1,4 +1,4 @@
-/** The `tokenGauge.*` settings (DESIGN §6) in one interface, and the server's initializationOptions. */
+/** The `tokenGauge.*` settings (ARCHITECTURE §6) in one interface, and the server's initializationOptions. */
 
 import * as vscode from 'vscode';
 

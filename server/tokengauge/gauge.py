@@ -1,7 +1,7 @@
 """The server's brain without the LSP: models, counts, calibration, budget and status together.
 
 `TokenGaugeServer` owns one `Gauge` and its handlers call into it; the CLI builds one too. Every
-method takes plain DESIGN §3 objects and returns protocol payloads.
+method takes plain ARCHITECTURE §3 objects and returns protocol payloads.
 """
 
 from __future__ import annotations

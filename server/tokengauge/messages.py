@@ -1,4 +1,4 @@
-"""The JSON shapes of DESIGN §3 as attrs classes, and the converter that reads and writes them.
+"""The JSON shapes of ARCHITECTURE §3 as attrs classes, and the converter that reads and writes them.
 
 Python names are snake_case; on the wire every field is camelCase. Input from the extension is
 structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path;
@@ -173,7 +173,7 @@ def to_json_text(value: Any) -> str:
 
 
 class InvalidInput(ValueError):
-    """Input that does not have the shape DESIGN §3 gives; the message says where and why."""
+    """Input that does not have the shape ARCHITECTURE §3 gives; the message says where and why."""
 
 
 def camel(name: str) -> str:

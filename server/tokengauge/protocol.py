@@ -1,4 +1,4 @@
-"""The custom LSP methods (DESIGN §3) and their payloads: defined once, here.
+"""The custom LSP methods (ARCHITECTURE §3) and their payloads: defined once, here.
 
 Payloads are attrs classes in snake_case; `messages.converter` writes and reads them in
 camelCase (a field with `OMIT_WHEN_NONE` metadata is left out while it is None).

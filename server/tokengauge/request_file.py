@@ -1,7 +1,7 @@
-"""Reading requests written in OpenAI's Chat Completions shape into DESIGN §3 messages and tools.
+"""Reading requests written in OpenAI's Chat Completions shape into ARCHITECTURE §3 messages and tools.
 
 The CLI accepts either that shape (`messages` with string or part-list content, `tool_calls`,
-`role: "tool"`, `tools: [{type: "function", function: {...}}]`) or DESIGN §3's own.
+`role: "tool"`, `tools: [{type: "function", function: {...}}]`) or ARCHITECTURE §3's own.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tokengauge.messages import (
     structure,
 )
 
-_DESIGN_PART_TYPES = frozenset(PART_TAGS.values())
+_WIRE_PART_TYPES = frozenset(PART_TAGS.values())
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 
 
@@ -33,7 +33,7 @@ def _is_design_message(message: Any) -> bool:
     content = message.get("content")
     return isinstance(content, list) and all(
         isinstance(part, dict)
-        and part.get("type") in _DESIGN_PART_TYPES
+        and part.get("type") in _WIRE_PART_TYPES
         and not (part.get("type") == "text" and "text" in part)
         for part in content
     )
@@ -100,7 +100,7 @@ def _tool_calls(calls: Any, index: int) -> list[Part]:
 
 
 def openai_message(message: Any, index: int) -> Message:
-    """One Chat Completions message as a DESIGN §3 message."""
+    """One Chat Completions message as a ARCHITECTURE §3 message."""
     if not isinstance(message, dict):
         raise InvalidInput(f"messages[{index}] must be an object")
     role = message.get("role")
@@ -129,7 +129,7 @@ def openai_tool(tool: Any, index: int) -> Tool:
 
 
 def read_request(data: Any) -> tuple[list[Message], list[Tool]]:
-    """Messages and tools of a request in either the OpenAI or the DESIGN §3 shape."""
+    """Messages and tools of a request in either the OpenAI or the ARCHITECTURE §3 shape."""
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise InvalidInput("a request must be an object with a `messages` list")
     messages = [

@@ -1,4 +1,4 @@
-"""The settings contract (DESIGN §6) as the server receives it in `initializationOptions`.
+"""The settings contract (ARCHITECTURE §6) as the server receives it in `initializationOptions`.
 
 Each field mirrors a `tokenGauge.*` VS Code setting. Invalid entries are logged and skipped, and
 invalid scalars fall back to their defaults: a typo in settings never stops the server. Within an

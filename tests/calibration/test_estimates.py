@@ -482,7 +482,7 @@ ANY_TEXT = any_text(max_size=400)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(ANY_TEXT, min_size=1, max_size=4))
 def test_uncalibrated_counts_never_fall_below_tiktoken(texts: list[str]):
-    """DESIGN §5.2 through the same path the server answers with, for strings and messages
+    """ARCHITECTURE §5.2 through the same path the server answers with, for strings and messages
     (a message's answer plus the 3 Copilot adds to it), in true tokens: the answers are in the
     units VS Code is told of the window (`Declared.scale`)."""
     gauge = UNCALIBRATED

@@ -1,4 +1,4 @@
-"""Helpers for the end-to-end tests: test models, initializationOptions, DESIGN §3 messages."""
+"""Helpers for the end-to-end tests: test models, initializationOptions, ARCHITECTURE §3 messages."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def init_options(storage: Path) -> dict[str, Any]:
 
 
 def text_message(role: str, *texts: str) -> dict[str, Any]:
-    """A DESIGN §3 message of text parts."""
+    """A ARCHITECTURE §3 message of text parts."""
     return {"role": role, "content": [{"type": "text", "value": text} for text in texts]}
 
 

@@ -1,4 +1,4 @@
-"""DESIGN §5.3 end to end: the API key goes to the API and nowhere else.
+"""ARCHITECTURE §5.3 end to end: the API key goes to the API and nowhere else.
 
 A server at `logLevel: "debug"` runs chats with a recognizable canary key through every outcome
 (success in both dialects, 429 retries, 401s, API error bodies, overflows and mid-stream error
@@ -574,7 +574,7 @@ async def test_a_json_escaped_echo_of_the_key_is_redacted_too(
 async def test_malformed_credentials_are_rejected_without_echoing_the_key(
     tmp_path: Path, method: str, make_params: Callable[[str], dict[str, Any]]
 ):
-    """DESIGN §5.4: a key in the wrong shape is an InvalidParams error, not silently dropped."""
+    """ARCHITECTURE §5.4: a key in the wrong shape is an InvalidParams error, not silently dropped."""
     key = canary()
     async with (
         running_upstream(UpstreamConfig()) as up,

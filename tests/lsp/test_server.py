@@ -1,4 +1,4 @@
-"""End to end over stdio: every custom method of DESIGN §3 that step 1 serves."""
+"""End to end over stdio: every custom method of ARCHITECTURE §3 that step 1 serves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Anthropic Messages request: DESIGN §3 messages as its system prompt and turns, cache
+"""The Anthropic Messages request: ARCHITECTURE §3 messages as its system prompt and turns, cache
 marks, the body with its options and tools (a wire fixture's recorded request rebuilt), and the
 headers; and neither dialect's body holds the API key.
 """

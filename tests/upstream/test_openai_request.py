@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions request: DESIGN §3 messages as its messages, the body with
+"""The OpenAI Chat Completions request: ARCHITECTURE §3 messages as its messages, the body with
 its options and tools (a wire fixture's recorded request rebuilt), the `max_tokens` field, and the
 headers.
 """

@@ -1,4 +1,4 @@
-"""How much of a model's window is input and how much is kept for output (DESIGN §4 Budget).
+"""How much of a model's window is input and how much is kept for output (ARCHITECTURE §8).
 
 `maxInputTokens = min(contextWindow, learnedLimit) − reservedOutput`, with no extra ×0.85:
 Copilot applies its own. Each request's `max_tokens = min(model max, window − input − safety)`.

@@ -1,4 +1,4 @@
-"""Estimates with margins, and learning from what the API reports (DESIGN §4).
+"""Estimates with margins, and learning from what the API reports (ARCHITECTURE §7).
 
 Each model has a `ComponentFit`: the ratios of the API's count to ours for non-CJK text, CJK text
 and the tools' JSON, and the API's overhead per message and per request, learned from every usage

@@ -1,6 +1,6 @@
-"""Raw token counts of messages and tools (DESIGN §4), before any calibration.
+"""Raw token counts of messages and tools (ARCHITECTURE §4), before any calibration.
 
-Nothing here knows about calibration or LSP: a `RequestCounter` turns DESIGN §3 objects into
+Nothing here knows about calibration or LSP: a `RequestCounter` turns ARCHITECTURE §3 objects into
 tiktoken counts split by what calibration learns separately — CJK text (whose ratio to the API's
 tokenizer differs most from other text), the rest of the text, and the tools' JSON — plus the
 strings Copilot Chat counts for those tools (`ToolWalk`). Structural overheads (per message, per

@@ -1,4 +1,4 @@
-"""The tokengauge language server: DESIGN §3's custom methods over stdio.
+"""The tokengauge language server: ARCHITECTURE §3's custom methods over stdio.
 
 `TokenGaugeServer` owns the state (one `Gauge`: encodings, ledger, calibration, models); the
 handlers below only convert parameters, call it, and send notifications. Bad parameters come back

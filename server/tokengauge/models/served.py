@@ -1,4 +1,4 @@
-"""The window a local server really serves a model with, as its own API last said (DESIGN §1).
+"""The window a local server really serves a model with, as its own API last said (ARCHITECTURE §1).
 
 Ollama, LM Studio, llama.cpp and vLLM load a model with a window often far below the model's
 native one, and the first two cut a longer prompt without an error. `upstream.served` reads the

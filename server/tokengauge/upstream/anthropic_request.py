@@ -1,4 +1,4 @@
-"""DESIGN §3 messages and tools as an Anthropic Messages streaming request body and headers.
+"""ARCHITECTURE §3 messages and tools as an Anthropic Messages streaming request body and headers.
 
 Conversion rules:
 - system messages, wherever they are, become the top-level `system` list of text blocks;

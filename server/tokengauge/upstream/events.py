@@ -110,7 +110,7 @@ class StreamParser(Protocol):
 
 
 def message_part(event: StreamEvent) -> TextPart | ThinkingPart | ToolCallPart | None:
-    """The DESIGN §3 part a piece of the answer is (None for usage, errors and the finish)."""
+    """The ARCHITECTURE §3 part a piece of the answer is (None for usage, errors and the finish)."""
     if isinstance(event, TextDelta):
         return TextPart(event.value)
     if isinstance(event, ThinkingDelta):

@@ -1,4 +1,4 @@
-"""DESIGN §3 messages and tools as an OpenAI Responses API (`/v1/responses`) streaming body.
+"""ARCHITECTURE §3 messages and tools as an OpenAI Responses API (`/v1/responses`) streaming body.
 
 Conversion rules:
 - system messages become `system` input messages, in place;
