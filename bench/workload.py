@@ -667,5 +667,5 @@ def build_workload(
 
 
 def workload_json(seed: int = SEED) -> dict[str, Any]:
-    """`build_workload(seed)` as plain ARCHITECTURE §3 JSON (via `tokengauge.messages.unstructure`)."""
+    """`build_workload(seed)` as wire JSON (ARCHITECTURE §3), by `messages.unstructure`."""
     return build_workload(seed).to_json()

@@ -1,4 +1,4 @@
-"""Tests for tokengauge.request_file: Chat Completions requests and ARCHITECTURE §3 requests alike."""
+"""Tests for tokengauge.request_file: Chat Completions and wire requests alike."""
 
 from __future__ import annotations
 
@@ -213,7 +213,7 @@ def test_a_whole_conversation() -> None:
     assert tools == []
 
 
-# --- the ARCHITECTURE §3 shape ------------------------------------------------------------------------
+# --- the wire shape (ARCHITECTURE §3) ---------------------------------------------------------
 
 WIRE_MESSAGE = {
     "role": "assistant",

@@ -1,4 +1,4 @@
-"""One chat request: count, fit, send, stream the parts, learn from usage and errors (ARCHITECTURE §3–§4).
+"""One chat request: count, fit, send, stream, learn from usage and errors (ARCHITECTURE §3, §8).
 
 `ChatRunner.run` is the whole life of a `tokenGauge/chat` request. It knows nothing of LSP:
 parts, status, calibration and model changes leave through the callbacks of `ChatSink`. Before

@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("serve", help="run the language server on stdio (the default)")
     count = commands.add_parser("count", help="count the tokens of a request JSON file")
-    count.add_argument("file", type=Path, help="OpenAI-style request JSON, or ARCHITECTURE §3 shape")
+    count.add_argument("file", type=Path, help="OpenAI-style request JSON, or the wire shape")
     count.add_argument("--model", help="model id (default: the request's `model`, else gpt-4o)")
     count.add_argument("--context-window", type=int, help="override the model's context window")
     count.add_argument(

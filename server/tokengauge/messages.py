@@ -1,4 +1,4 @@
-"""The JSON shapes of ARCHITECTURE §3 as attrs classes, and the converter that reads and writes them.
+"""The wire's JSON shapes (ARCHITECTURE §3) as attrs classes, and the converter for them.
 
 Python names are snake_case; on the wire every field is camelCase. Input from the extension is
 structured with `structure`, which turns any mismatch into `InvalidInput` with a readable path;

@@ -1,4 +1,4 @@
-"""Reading requests written in OpenAI's Chat Completions shape into ARCHITECTURE §3 messages and tools.
+"""Requests in OpenAI's Chat Completions shape read into wire messages and tools (ARCHITECTURE §3).
 
 The CLI accepts either that shape (`messages` with string or part-list content, `tool_calls`,
 `role: "tool"`, `tools: [{type: "function", function: {...}}]`) or ARCHITECTURE §3's own.

@@ -1,7 +1,7 @@
 """Tests for tokengauge.counting.request: digests, and raw counts of parts, messages, tools and
 requests.
 
-Expected counts are computed here from tiktoken directly (`encode_ordinary`), following ARCHITECTURE §4.
+Expected counts are computed here from tiktoken (`encode_ordinary`), following ARCHITECTURE §4.
 """
 
 from __future__ import annotations

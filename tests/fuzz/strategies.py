@@ -1,4 +1,4 @@
-"""Hypothesis strategies for hostile LSP params: ARCHITECTURE §3's shapes, nearly right and wholly wrong.
+"""Hypothesis strategies for hostile LSP params: the wire shapes, nearly right and wholly wrong.
 
 Values come from three pools mixed at every level: well-formed ones (so that requests get deep
 into counting, chats and calibration), plausible mistakes (a wrong type, a missing field, NaN, an

@@ -1,4 +1,4 @@
-"""Helpers for the end-to-end tests: test models, initializationOptions, ARCHITECTURE §3 messages."""
+"""Helpers for the end-to-end tests: test models, initializationOptions, wire messages."""
 
 from __future__ import annotations
 

@@ -574,7 +574,7 @@ async def test_a_json_escaped_echo_of_the_key_is_redacted_too(
 async def test_malformed_credentials_are_rejected_without_echoing_the_key(
     tmp_path: Path, method: str, make_params: Callable[[str], dict[str, Any]]
 ):
-    """ARCHITECTURE §5.4: a key in the wrong shape is an InvalidParams error, not silently dropped."""
+    """ARCHITECTURE §5.4: a key in the wrong shape is an InvalidParams error, never dropped."""
     key = canary()
     async with (
         running_upstream(UpstreamConfig()) as up,

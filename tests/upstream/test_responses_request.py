@@ -1,4 +1,4 @@
-"""The OpenAI Responses request: ARCHITECTURE §3 messages as input items in the API's documented shapes
+"""The OpenAI Responses request: wire messages as input items in the API's documented shapes
 (messages, function calls and their outputs, reasoning items sent back), flat function tools, and
 the body's options; the test upstream's checks of reasoning items, as strict as the API's."""
 

@@ -1,6 +1,6 @@
 """What VS Code is told of a model's window: in the client's own units, moved only with damping.
 
-Copilot meters a conversation with its own o200k_base, not with the API's tokenizer (ARCHITECTURE §1):
+Copilot meters a conversation with its own o200k_base, not with the API tokenizer (ARCHITECTURE §1):
 - the local agent renders messages against `0.9 × (maxInputTokens − toolTokens)` of its count
   and compacts once `(its count + toolTokens) ÷ maxInputTokens` reaches ~0.8; `toolTokens` comes
   from us and puts its budget's edge where the true budget is (`scales.copilot_tools_target`),

@@ -1,4 +1,4 @@
-"""What calibration learns per model: the API's input count as a sum of components (ARCHITECTURE §7).
+"""What calibration learns per model: the API's input count as a sum of parts (ARCHITECTURE §7).
 
 For one request the API's count is modelled as
 

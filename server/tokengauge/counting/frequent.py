@@ -1,7 +1,7 @@
 """The strings counted most often, kept across sessions so the extension can pre-warm its memo.
 
 Copilot asks for the same tool-schema keys and descriptions every turn and every session; strings
-are ~99% of its count calls (ARCHITECTURE §3 `warmCounts`). Per encoding, this remembers each string's
+are ~99% of its count calls (ARCHITECTURE §3, warmCounts). Per encoding, this keeps each string's
 SHA-256, raw count and how often it was asked, in memory, and saves the most asked to the ledger.
 
 Memory stays flat under a stream of strings never seen before: an entry is the 32-byte digest

@@ -1,4 +1,4 @@
-"""ARCHITECTURE §3 messages and tools as an OpenAI Chat Completions streaming request body and headers.
+"""Wire messages and tools as an OpenAI Chat Completions streaming request body and headers.
 
 Conversion rules, for every OpenAI-compatible server:
 - system messages stay `role: system` in place, their text joined;
