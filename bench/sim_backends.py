@@ -34,7 +34,7 @@ from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import LspServer
 from tokengauge.calibration import budget
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.messages import (
@@ -268,7 +268,7 @@ class DirectSender:
             try:
                 usage = await self._stream(messages, tools, max_tokens)
             except HttpStatusError as exc:
-                error = parse_overflow_error(exc.status, exc.body)
+                error = classify_error(exc.status, exc.body)
                 if error.kind is not ErrorKind.OVERFLOW:
                     return Outcome(False, False, None, f"HTTP {exc.status}: {error.message}")
                 room = _fitting_max_tokens(

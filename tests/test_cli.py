@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import DATA, WIRE
 from tests.upstream.stream_cases import read
-from tokengauge.calibration.errors import parse_overflow_error
+from tokengauge.calibration.classify import classify_error
 from tokengauge.cli import parse_stream_command
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.messages import Usage
@@ -88,7 +88,7 @@ ERROR_BODIES = sorted(p.name for p in WIRE.glob("error-*") if "headers" not in p
 def test_parse_error_prints_the_classification(name: str):
     result = run("parse-error", str(WIRE / name))
     printed = json.loads(result.stdout)
-    expected = parse_overflow_error(None, (WIRE / name).read_text())
+    expected = classify_error(None, (WIRE / name).read_text())
     assert printed == expected.to_json()
     assert result.returncode == (0 if printed["kind"] == "overflow" else 1)
 

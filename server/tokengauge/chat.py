@@ -27,7 +27,7 @@ import httpx
 from tokengauge.activity.conversations import ANSWER_HEAD, marker
 from tokengauge.activity.record import Outcome, RequestRecord
 from tokengauge.calibration import budget
-from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_error
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
@@ -594,7 +594,7 @@ class ChatRunner:
     ) -> None:
         """Adjust and return to try again, or raise the `ChatError` a person should see."""
         body = chat.redact(exc.body)
-        error = parse_overflow_error(exc.status, body)
+        error = classify_error(exc.status, body)
         if exc.refuses_key or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", chat.explain(exc), chat.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
@@ -676,7 +676,7 @@ class ChatRunner:
             progress.finish = event.reason
         elif isinstance(event, StreamError):
             body = chat.redact(event.body or event.message)
-            error = parse_overflow_error(None, body)
+            error = classify_error(None, body)
             if error.kind is ErrorKind.OVERFLOW:
                 if not progress.parts:
                     raise _StreamOverflow(error, body)

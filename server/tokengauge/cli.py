@@ -23,14 +23,14 @@ from rich.console import Console
 from rich.table import Table
 
 from tokengauge import __version__
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.counting.scales import Scales
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
 from tokengauge.messages import InvalidInput, Message, unstructure
 from tokengauge.request_file import read_request
-from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.upstream.dialects import StreamDialect, parse_stream_file
+from tokengauge.settings import DialectName, ModelSettings, ProviderSettings, ServerSettings
+from tokengauge.upstream.dialects import parse_stream_file
 from tokengauge.upstream.events import StreamError, event_json
 
 DEFAULT_MODEL = "gpt-4o"
@@ -189,12 +189,12 @@ def parse_error_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"tokengauge parse-error: {exc}", file=sys.stderr)
         return 2
-    parsed = parse_overflow_error(args.status, body)
+    parsed = classify_error(args.status, body)
     print(json.dumps(parsed.to_json()))
     return 0 if parsed.kind is ErrorKind.OVERFLOW else 1
 
 
-def parse_stream_command(dialect: StreamDialect, path: str | Path) -> int:
+def parse_stream_command(dialect: DialectName, path: str | Path) -> int:
     """`tokengauge parse-stream`: one JSON object per stream event (the `tokenGauge/chatPart`
     shapes; the finish reason has none). Exit 0, 1 if the stream reported an error or was cut
     off, 2 if the file cannot be read."""

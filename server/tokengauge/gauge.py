@@ -22,8 +22,8 @@ from tokengauge.activity.conversations import Conversations, request_kind
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
 from tokengauge.calibration import budget
+from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.calibration.declared import Basis, Declared, damped
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
 from tokengauge.cost import (
@@ -638,7 +638,7 @@ class Gauge:
         the request to the usage history as failed (the chat logs its own)."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
-        error = parse_overflow_error(params.status, params.body)
+        error = classify_error(params.status, params.body)
         learned = None
         if error.kind is ErrorKind.OVERFLOW:  # the API's own window, whatever size was picked
             window = budget.effective_window(model, self.calibration.learned_limit(model.id))

@@ -45,7 +45,8 @@ MAX_ATTRIBUTION_TEXT: Final = 128
 ATTRIBUTION_VARIABLES: Final = ("workspaceName", "requestKind")
 """What an attribution tag may name as `${…}`: the workspace's name, the request's kind."""
 
-Dialect = Literal["openai", "anthropic", "responses"]
+DialectName = Literal["openai", "anthropic", "responses"]
+"""The wire dialects an API may speak (`upstream.dialects.Dialect` implements each)."""
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 ToolDocs = Literal["full", "progressive", "minimal"]
 TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)
@@ -74,7 +75,7 @@ class ProviderSettings:
 
     id: str
     """Provider id that models refer to, e.g. `openai`, `anthropic`, `openrouter`, `ollama`."""
-    dialect: Dialect | None = None
+    dialect: DialectName | None = None
     """Wire format: OpenAI-compatible Chat Completions or Anthropic Messages; None: the
     preset's, else `openai`."""
     base_url: str = ""

@@ -20,7 +20,7 @@ from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.model import count_prompt
 from tests.strategies import any_text
 from tokengauge.calibration import budget
-from tokengauge.calibration.errors import parse_overflow_error
+from tokengauge.calibration.classify import classify_error
 from tokengauge.calibration.estimates import ACTUAL_MARGIN, largest_remainder, scaled
 from tokengauge.calibration.fit import BOUNDS, COMPONENTS
 from tokengauge.counting.scales import copilot_tools
@@ -359,7 +359,7 @@ def test_overflow_makes_the_next_count_exceed_the_limit(
     gauge: Gauge, wire: Path, status: int, fixture: str, model_id: str
 ):
     body = (wire / fixture).read_text()
-    error = parse_overflow_error(status, body)
+    error = classify_error(status, body)
     model = gauge.model(model_id)
     # A conversation that fits the limit and is not far from the size the error names (a count
     # 8× off would be ignored).

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tokengauge.ledger.store import Ledger
-from tokengauge.settings import AttributionSettings, Dialect, ProviderSettings
+from tokengauge.settings import AttributionSettings, DialectName, ProviderSettings
 from tokengauge.upstream.attribution import Attribution, Sessions, attribution_for, wants_session
 from tokengauge.upstream.presets import resolve, resolve_all
 
@@ -22,7 +22,7 @@ EVERYTHING = AttributionSettings(
 SESSION = "5f0c2a9e" * 4
 
 
-def provider(preset: str, dialect: Dialect | None = None, **given: Any) -> ProviderSettings:
+def provider(preset: str, dialect: DialectName | None = None, **given: Any) -> ProviderSettings:
     attribution = given.pop("attribution", EVERYTHING)
     entry = ProviderSettings(
         id="gw", preset=preset, dialect=dialect, attribution=attribution, **given

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.messages import Usage
 from tokengauge.upstream.dialects import parse_stream_file
 from tokengauge.upstream.events import (
@@ -129,7 +129,7 @@ def test_the_overflow_error_event_is_an_error_that_teaches(wire: Path):
     [error] = parser.feed("error", body)
     assert isinstance(error, StreamError)
     assert error.message.startswith("Your input exceeds the context window of this model")
-    assert parse_overflow_error(None, error.body or "").kind is ErrorKind.OVERFLOW
+    assert classify_error(None, error.body or "").kind is ErrorKind.OVERFLOW
     assert parser.finish() == []  # no success-looking finish after it
 
 

@@ -27,8 +27,8 @@ from typing import Final, Literal
 
 import attrs
 
+from tokengauge.calibration.classify import ErrorKind, ParsedError
 from tokengauge.calibration.declared import Basis, Declared
-from tokengauge.calibration.errors import ErrorKind, ParsedError
 from tokengauge.calibration.fit import (
     APPROXIMATE,
     COMPONENTS,

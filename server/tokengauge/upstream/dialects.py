@@ -9,14 +9,14 @@ A captured stream of either parses offline as the chat loop would parse it live
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import attrs
 
 from tokengauge.messages import InvalidInput, Message, Tool
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.settings import ProviderSettings
+from tokengauge.settings import DialectName, ProviderSettings
 from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
 from tokengauge.upstream.events import StreamError, StreamEvent, StreamParser
@@ -35,7 +35,6 @@ from tokengauge.upstream.responses_stream import ResponsesStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
-StreamDialect = Literal["openai", "anthropic", "responses"]
 _TERMINAL: Final[dict[str, str]] = {
     "openai": "data: [DONE]",
     "anthropic": "message_stop",
@@ -137,7 +136,7 @@ def dialect_for(model: ModelSpec) -> Dialect:
     return Dialect("openai", openai_url, _openai_body, OpenAIStreamParser)
 
 
-def make_parser(dialect: StreamDialect) -> StreamParser:
+def make_parser(dialect: DialectName) -> StreamParser:
     """A fresh parser for one response in `dialect`."""
     if dialect == "openai":
         return OpenAIStreamParser()
@@ -150,7 +149,7 @@ def make_parser(dialect: StreamDialect) -> StreamParser:
     )
 
 
-def parse_stream_file(dialect: StreamDialect, data: bytes) -> list[StreamEvent]:
+def parse_stream_file(dialect: DialectName, data: bytes) -> list[StreamEvent]:
     """Every stream event of a captured stream, ending with an error if it was cut off (a
     capture that stops before its terminal event without having reported an error)."""
     parser = make_parser(dialect)

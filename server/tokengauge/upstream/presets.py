@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from tokengauge.messages import InvalidInput
-from tokengauge.settings import Dialect, ProviderSettings
+from tokengauge.settings import DialectName, ProviderSettings
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class Gateway:
     """The header that groups a conversation's requests."""
     session_field: str | None = None
     """The body field that does."""
-    tags_object: Mapping[Dialect, str] = attrs.field(factory=dict, hash=False)
+    tags_object: Mapping[DialectName, str] = attrs.field(factory=dict, hash=False)
     """The body object whose `tags` list it reads, by dialect (none: it takes no tags)."""
 
 
@@ -69,7 +69,7 @@ class Preset:
     id: str
     label: str
     """The name a person knows it by."""
-    dialect: Dialect
+    dialect: DialectName
     base_url: str | None
     """None: the entry must give its own (each Azure resource and other server has its own)."""
     auth: Auth

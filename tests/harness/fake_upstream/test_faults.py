@@ -25,7 +25,7 @@ from tests.harness.fake_upstream.helpers import chat, messages_body, parse_sse
 from tests.harness.fake_upstream.process import SubprocessUpstream
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.fake_upstream.wire import WIRE_DIR
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 
 
 async def read_until_error(
@@ -107,7 +107,7 @@ async def test_error_statuses(
     json.loads(response.text)
     if header:
         assert response.headers[header[0]] == header[1]
-    assert parse_overflow_error(status, response.text).kind is kind
+    assert classify_error(status, response.text).kind is kind
 
 
 async def test_529_replays_real_body(upstream: Upstream, http: httpx.AsyncClient) -> None:
@@ -202,7 +202,7 @@ def test_subprocess_mode() -> None:
         assert record["headers"]["x-api-key"] == "k-1" and record["json"]["max_tokens"] == 100
         up.configure({"model": {"context_window": 10}})
         overflow = http.post("/v1/chat/completions", json=chat())
-        assert parse_overflow_error(400, overflow.text).limit_tokens == 10
+        assert classify_error(400, overflow.text).limit_tokens == 10
         up.reset(config=True)
         up.script(faults.stall(seconds=30))
         with http.stream("POST", "/v1/chat/completions", json=chat()) as stream:

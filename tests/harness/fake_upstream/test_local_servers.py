@@ -21,7 +21,7 @@ from tests.harness.fake_upstream.config import (
 )
 from tests.harness.fake_upstream.helpers import TOOLS, USER, chat, json_events
 from tests.harness.fake_upstream.server import Upstream, running_upstream
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 
 PS_KEYS = {"name", "model", "size", "digest", "details", "expires_at", "size_vram"}
 PS_KEYS |= {"context_length"}
@@ -177,7 +177,7 @@ async def test_ollama_errors_on_overflow_only_when_told_to(
     up.config.model.context_window = 16  # overflow "error": today's 400, whatever is loaded
     refused = await http.post("/v1/chat/completions", json=asking("qwen3:8b"))
     assert refused.status_code == 400 and up.last.truncated is None
-    assert parse_overflow_error(400, refused.text).kind is ErrorKind.OVERFLOW
+    assert classify_error(400, refused.text).kind is ErrorKind.OVERFLOW
 
 
 async def test_truncation_falls_back_to_the_enforced_window() -> None:
@@ -359,7 +359,7 @@ async def test_vllm_overflow_is_its_400(
     )
     error = {"message": message, "type": "BadRequestError", "param": "input_tokens", "code": 400}
     assert response.json() == {"error": error}
-    parsed = parse_overflow_error(400, response.text)
+    parsed = classify_error(400, response.text)
     assert (parsed.kind, parsed.limit_tokens) == (ErrorKind.OVERFLOW, 64)
 
 

@@ -36,7 +36,7 @@ from tests.harness.fake_upstream.model import documented
 from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.fake_upstream.wire import WIRE_DIR, resolve, split_events
-from tokengauge.calibration.errors import ErrorKind, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.counting.encodings import EncodingRegistry
 
 ENC = EncodingRegistry().get("cl100k_base")
@@ -359,7 +359,7 @@ async def test_overflow_bodies_carry_true_numbers(
         response = await http.post("/v1/chat/completions", json=body)
         assert response.status_code == 400
         assert response.headers["content-type"].startswith("application/json")
-        parsed = parse_overflow_error(400, response.text)
+        parsed = classify_error(400, response.text)
         true = up.last.prompt_tokens
         assert true is not None
         assert parsed.kind is ErrorKind.OVERFLOW
@@ -371,7 +371,7 @@ async def test_overflow_bodies_carry_true_numbers(
 async def test_output_cap_and_api_key(upstream: Upstream, http: httpx.AsyncClient) -> None:
     upstream.config.model.max_output_tokens = 64
     capped = await http.post("/v1/messages", json=messages_body())
-    assert parse_overflow_error(capped.status_code, capped.text).kind is ErrorKind.OUTPUT_LIMIT
+    assert classify_error(capped.status_code, capped.text).kind is ErrorKind.OUTPUT_LIMIT
     upstream.config.model.max_output_tokens = None
     upstream.config.model.require_api_key = "sk-good"
     bad = await http.post("/v1/messages", json=messages_body(), headers={"x-api-key": "sk-bad"})
@@ -381,7 +381,7 @@ async def test_output_cap_and_api_key(upstream: Upstream, http: httpx.AsyncClien
         "/v1/chat/completions", json=chat(), headers={"Authorization": "Bearer x"}
     )
     assert good.status_code == 200 and openai.status_code == 401
-    assert parse_overflow_error(401, openai.text).kind is ErrorKind.AUTH
+    assert classify_error(401, openai.text).kind is ErrorKind.AUTH
 
 
 MODELS = [

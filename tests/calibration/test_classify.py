@@ -1,4 +1,4 @@
-"""Tests for tokengauge.calibration.errors against real captured provider error bodies."""
+"""Tests for tokengauge.calibration.classify against real captured provider error bodies."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import WIRE
-from tokengauge.calibration.errors import ErrorKind, ParsedError, parse_overflow_error
+from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_error
 
 OVERFLOW, OUTPUT_LIMIT, RATE_LIMIT, AUTH, OTHER = (
     ErrorKind.OVERFLOW,
@@ -244,12 +244,12 @@ def test_every_error_body_fixture_has_a_row() -> None:
 
 @pytest.mark.parametrize(("name", "status", "expected"), FIXTURES)
 def test_fixture(name: str, status: int | None, expected: ParsedError) -> None:
-    assert parse_overflow_error(status, _read(name)) == expected
+    assert classify_error(status, _read(name)) == expected
 
 
 @pytest.mark.parametrize(("name", "status", "expected"), FIXTURES)
 def test_fixture_without_status(name: str, status: int | None, expected: ParsedError) -> None:
-    assert parse_overflow_error(None, _read(name)) == expected
+    assert classify_error(None, _read(name)) == expected
 
 
 ANTHROPIC_PRETTY_A_PLUS_B = """400 Bad Request {
@@ -491,21 +491,21 @@ EXCESS = [
 def test_overflows_without_full_numbers(
     status: int, body: str, expected: tuple[int | None, int | None, int | None]
 ) -> None:
-    parsed = parse_overflow_error(status, body)
+    parsed = classify_error(status, body)
     assert parsed.kind is OVERFLOW
     assert (parsed.input_tokens, parsed.limit_tokens, parsed.excess_tokens) == expected
 
 
 def test_bedrock_throttling_is_not_an_overflow() -> None:
     body = '{"message":"ThrottlingException: Too many tokens, please wait before trying again."}'
-    assert parse_overflow_error(429, body).kind is RATE_LIMIT
+    assert classify_error(429, body).kind is RATE_LIMIT
 
 
 def test_long_almost_python_lines_are_not_parsed_at_length() -> None:
     """20 SSE lines of 200 KB that nearly parse as Python cost ~1.6 s in `ast.literal_eval`."""
     line = "data: {'error': [" + "'abc', " * 28_000 + "\n"
     start = time.perf_counter()
-    assert parse_overflow_error(400, line * 20).kind is OTHER
+    assert classify_error(400, line * 20).kind is OTHER
     assert time.perf_counter() - start < 0.3
 
 
@@ -515,23 +515,23 @@ def test_inline(
     body: str,
     expected: tuple[ErrorKind, int | None, int | None, int | None],
 ) -> None:
-    parsed = parse_overflow_error(status, body)
+    parsed = classify_error(status, body)
     assert (parsed.kind, parsed.input_tokens, parsed.limit_tokens, parsed.output_tokens) == expected
 
 
 def test_message_is_innermost_error_message() -> None:
-    parsed = parse_overflow_error(None, OPENROUTER_WRAPPING_ANTHROPIC)
+    parsed = classify_error(None, OPENROUTER_WRAPPING_ANTHROPIC)
     assert parsed.message == "prompt is too long: 208310 tokens > 200000 maximum"
 
 
 def test_plain_text_message_is_trimmed_to_500_chars() -> None:
-    parsed = parse_overflow_error(502, "  " + "x" * 600 + "  ")
+    parsed = classify_error(502, "  " + "x" * 600 + "  ")
     assert parsed == ParsedError(OTHER, "x" * 500)
 
 
 def test_absurdly_long_numbers_are_ignored_not_raised() -> None:
     body = "prompt is too long: " + "9" * 5000 + " tokens > 200000 maximum"
-    parsed = parse_overflow_error(400, body)
+    parsed = classify_error(400, body)
     assert (parsed.kind, parsed.input_tokens, parsed.limit_tokens) == (OVERFLOW, None, 200000)
 
 
@@ -565,7 +565,7 @@ statuses = st.one_of(st.none(), st.integers(), st.sampled_from([400, 401, 403, 4
 @settings(deadline=None)
 @given(status=statuses, body=st.text())
 def test_arbitrary_text_never_raises(status: int | None, body: str) -> None:
-    _assert_well_formed(parse_overflow_error(status, body))
+    _assert_well_formed(classify_error(status, body))
 
 
 error_keys = st.sampled_from(
@@ -586,8 +586,8 @@ json_values = st.recursive(
 def test_arbitrary_structured_bodies_never_raise(
     status: int | None, value: object, prefix: str
 ) -> None:
-    _assert_well_formed(parse_overflow_error(status, prefix + json.dumps(value)))
-    _assert_well_formed(parse_overflow_error(status, prefix + repr(value)))
+    _assert_well_formed(classify_error(status, prefix + json.dumps(value)))
+    _assert_well_formed(classify_error(status, prefix + repr(value)))
 
 
 @settings(deadline=None)
@@ -598,5 +598,5 @@ def test_arbitrary_structured_bodies_never_raise(
 )
 def test_mangled_fixtures_never_raise(name: str, cut: int, junk: str) -> None:
     text = _read(name)
-    _assert_well_formed(parse_overflow_error(None, text[:cut] + junk + text[cut:]))
-    _assert_well_formed(parse_overflow_error(None, text[:cut]))
+    _assert_well_formed(classify_error(None, text[:cut] + junk + text[cut:]))
+    _assert_well_formed(classify_error(None, text[:cut]))

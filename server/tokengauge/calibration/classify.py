@@ -2,7 +2,7 @@
 
 Bodies arrive in whatever shape the caller captured them: JSON, a Python repr printed by an SDK
 (possibly terminal-wrapped), an SSE ``event: error`` frame, a ``529 {...}`` dump, or a bare
-message. ``parse_overflow_error`` never raises; when it understands nothing it returns
+message. ``classify_error`` never raises; when it understands nothing it returns
 ``ErrorKind.OTHER`` with the trimmed raw text as the message.
 """
 
@@ -199,7 +199,7 @@ class ParsedError:
         return dict(unstructure(self.report()))
 
 
-def parse_overflow_error(status: int | None, body_text: str) -> ParsedError:
+def classify_error(status: int | None, body_text: str) -> ParsedError:
     """Classify an error response; ``status`` may be None (decided from the body alone)."""
     layers = _layers_from_text(body_text, 0)
     messages = [m.strip() for m in (layer.get("message") for layer in layers) if isinstance(m, str)]
