@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.harness.fake_upstream.wire import WIRE_DIR as WIRE
+
 # The CI machine has 2 cores and runs LSP subprocesses beside hypothesis: timing is not a failure.
 settings.register_profile("tokengauge", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("tokengauge")
 
 REPO = Path(__file__).resolve().parents[1]
-WIRE = REPO.parent / "shared" / "fixtures" / "wire"
 DATA = REPO / "tests" / "data"
 
 

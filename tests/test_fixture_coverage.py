@@ -1,4 +1,4 @@
-"""Every shared wire fixture is used by some test, and the last few are used here."""
+"""Every wire fixture in `tests/data/wire` is used by some test, and the last few are used here."""
 
 from __future__ import annotations
 

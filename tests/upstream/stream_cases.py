@@ -1,4 +1,4 @@
-"""What every real stream capture in the shared wire fixtures says, and how the stream tests
+"""What every real stream capture in `tests/data/wire` says, and how the stream tests
 read one.
 
 Expected values were read off the captures by hand: the concatenated text and thinking, each tool
@@ -144,18 +144,17 @@ class Expected:
 # with one error instead of returning an empty answer that would look like a success.
 RESPONSES = Expected(shape=("error",), errors=(RESPONSES_API,), ended=False)
 
+OPENAI_ANSWER = Expected(
+    shape=("text", "usage", "finish"),
+    text=OPENAI_TEXT,
+    usage=Usage(total_input_tokens=87, output_tokens=26, input_tokens=87),
+    finish="stop",
+)
+
 CASES = [
-    pytest.param(
-        "openai-chat-stream-usage-text.sse",
-        "openai",
-        Expected(
-            shape=("text", "usage", "finish"),
-            text=OPENAI_TEXT,
-            usage=Usage(total_input_tokens=87, output_tokens=26, input_tokens=87),
-            finish="stop",
-        ),
-        id="openai-text",
-    ),
+    pytest.param("openai-chat-stream-usage-text.sse", "openai", OPENAI_ANSWER, id="openai-text"),
+    # The same bytes, as a LiteLLM proxy passes them on (its cost is in a header, not the body).
+    pytest.param("litellm-chat-stream-cost-header.sse", "openai", OPENAI_ANSWER, id="litellm-text"),
     pytest.param(
         "openai-chat-stream-usage-toolcall.sse",
         "openai",
@@ -200,6 +199,44 @@ CASES = [
             finish="stop",
         ),
         id="openrouter-cached-reasoning",
+    ),
+    pytest.param(
+        "xai-chat-stream-reasoning-cost.sse",
+        "openai",
+        Expected(
+            # The capture keeps only the first few chunks of the reasoning.
+            shape=("thinking", "text", "usage", "finish"),
+            text="Hello",
+            thinking="First, the user said",
+            usage=Usage(
+                total_input_tokens=12,
+                output_tokens=1,
+                input_tokens=12,
+                cache_read_tokens=11,
+                reasoning_tokens=290,
+                cost_usd=0.000146625,  # cost_in_usd_ticks 1466250, 1e-10 USD each
+            ),
+            finish="stop",
+        ),
+        id="xai-reasoning-cost",
+    ),
+    pytest.param(
+        "xai-responses-stream-completed-cost.sse",
+        "responses",
+        Expected(
+            # Only the last event was kept: usage and the end of the answer, no text.
+            shape=("usage", "finish"),
+            usage=Usage(
+                total_input_tokens=5467,
+                output_tokens=593,
+                input_tokens=5467,
+                cache_read_tokens=1152,
+                reasoning_tokens=575,
+                cost_usd=0.017764,  # cost_in_usd_ticks 177640000
+            ),
+            finish="stop",
+        ),
+        id="xai-responses-completed",
     ),
     pytest.param(
         "openrouter-chat-stream-midstream-error.sse",

@@ -10,7 +10,7 @@ import attrs
 import httpx
 import pytest
 
-from tests.harness.fake_upstream.wire import OWN_WIRE_DIR
+from tests.harness.fake_upstream.wire import WIRE_DIR
 from tests.upstream.stream_cases import parse
 from tokengauge.messages import Usage
 from tokengauge.upstream.events import header_cost
@@ -46,7 +46,7 @@ from tokengauge.upstream.events import header_cost
     ],
 )
 def test_the_parsers_read_the_cost_a_capture_states(name: str, dialect: str, usage: Usage):
-    events, ended = parse(dialect, (OWN_WIRE_DIR / name).read_bytes())
+    events, ended = parse(dialect, (WIRE_DIR / name).read_bytes())
     [reported] = [event for event in events if isinstance(event, Usage)]
     assert attrs.evolve(reported, cost_usd=None) == attrs.evolve(usage, cost_usd=None)
     if usage.cost_usd is None:
@@ -57,7 +57,5 @@ def test_the_parsers_read_the_cost_a_capture_states(name: str, dialect: str, usa
 
 
 def test_the_litellm_headers_state_the_cost():
-    recorded = json.loads(
-        (OWN_WIRE_DIR / "litellm-chat-stream-cost-header.headers.json").read_text()
-    )
+    recorded = json.loads((WIRE_DIR / "litellm-chat-stream-cost-header.headers.json").read_text())
     assert header_cost(httpx.Headers(recorded)) == pytest.approx(2.85e-05)

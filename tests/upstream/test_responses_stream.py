@@ -1,4 +1,4 @@
-"""OpenAI Responses API streams, on the real captures of `../shared/fixtures/wire/`."""
+"""OpenAI Responses API streams, on the real captures of `tests/data/wire/`."""
 
 from __future__ import annotations
 

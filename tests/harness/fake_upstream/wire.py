@@ -1,5 +1,5 @@
-"""The real wire captures (the repository's own ``tests/data/wire``, then the shared
-``fixtures/wire`` beside the repository): lookup, status, content type."""
+"""The real wire captures in ``tests/data/wire`` (their sources in its SOURCES.md): lookup,
+status, content type."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-WIRE_DIR = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "wire"
-OWN_WIRE_DIR = Path(__file__).resolve().parents[2] / "data" / "wire"
-"""The repository's own captures (with their sources in its SOURCES.md)."""
+WIRE_DIR = Path(__file__).resolve().parents[2] / "data" / "wire"
+"""The captures of real API traffic, each with its provenance in the folder's SOURCES.md."""
 
 _EXTENSIONS = (".sse", ".json", ".pyrepr.txt", ".message.txt", ".headers.json", ".request.json")
 _STATUS_IN_NAME = re.compile(r"^error-[a-z]+-(?P<status>[1-5]\d\d)-")
@@ -40,15 +39,14 @@ def resolve(name: str) -> Path:
     """The fixture file for ``name`` (a file name, or a name without its extension)."""
     if "/" in name or "\\" in name or name.startswith("."):
         raise FileNotFoundError(f"bad fixture name {name!r}")
-    for folder in (OWN_WIRE_DIR, WIRE_DIR):
-        exact = folder / name
-        if exact.is_file():
-            return exact
-        for ext in _EXTENSIONS:
-            path = folder / f"{name}{ext}"
-            if path.is_file():
-                return path
-    raise FileNotFoundError(f"no wire fixture {name!r} in {OWN_WIRE_DIR} or {WIRE_DIR}")
+    exact = WIRE_DIR / name
+    if exact.is_file():
+        return exact
+    for ext in _EXTENSIONS:
+        path = WIRE_DIR / f"{name}{ext}"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no wire fixture {name!r} in tests/data/wire")
 
 
 @lru_cache(maxsize=128)
