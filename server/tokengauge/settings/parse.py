@@ -1,15 +1,5 @@
-"""The settings contract (ARCHITECTURE §6) as the server receives it in `initializationOptions`.
-
-Each field mirrors a `tokenGauge.*` VS Code setting. Invalid entries are logged and skipped, and
-invalid scalars fall back to their defaults: a typo in settings never stops the server. Within an
-entry, a value that would make nonsense downstream is dropped the same way: a header no HTTP
-request can carry, a window, output cap or reservation that is not a sensible token count (a
-negative one made negative budgets, 10^18 was offered to VS Code), a price that is negative or
-absurd (its costs overflowed to infinity); a provider or a model configured twice keeps its first
-entry. The bounds on windows and prices here hold for what providers list too. A provider's
-`preset` (an API known by name) is resolved above this layer, by `upstream.presets`, which also
-knows what each name stands for.
-"""
+"""Reading `initializationOptions` into `ServerSettings`, forgiving: what is invalid is logged and
+skipped (the package's docstring says what is dropped, and why)."""
 
 from __future__ import annotations
 
@@ -17,187 +7,32 @@ import logging
 import math
 import re
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar, get_args
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
 from tokengauge.messages import InvalidInput, camel, structure
-
-log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-MIN_TOOL_RESULT_TOKENS: Final = 256
-"""`toolResultMaxTokens` below this would leave a tool result no use to the model."""
-MIN_WINDOW: Final = 256
-"""The smallest window taken as a model's: less leaves no room for a request and its answer."""
-MAX_TOKENS: Final = 100_000_000
-"""The largest window or output cap taken as a model's (the largest windows are 10M tokens)."""
-MAX_PRICE_PER_M_TOK: Final = 100_000.0
-"""The highest price per million tokens taken as one (list prices stay under $1,000): above it a
-price is a mistake, and the costs of a few requests could overflow to infinity."""
-MAX_RETENTION_DAYS: Final = 3650
-"""The longest `usageRetentionDays` (the manifest's maximum)."""
-MAX_ATTEMPTS: Final = 10
-"""The most tries `maxAttempts` may ask for (each waits twice as long as the one before)."""
-MAX_ATTRIBUTION_TEXT: Final = 128
-"""The longest attribution user or tag (OpenRouter takes ids of up to 128 characters)."""
-ATTRIBUTION_VARIABLES: Final = ("workspaceName", "requestKind")
-"""What an attribution tag may name as `${…}`: the workspace's name, the request's kind."""
-
-DialectName = Literal["openai", "anthropic", "responses"]
-"""The wire dialects an API may speak (`upstream.dialects.Dialect` implements each)."""
-LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
-ToolDocs = Literal["full", "progressive", "minimal"]
-TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)
-
-
-@attrs.frozen
-class AttributionSettings:
-    """What a gateway that meters spend (a LiteLLM proxy, OpenRouter) is told of each request
-    (`upstream.attribution`, where the provider's preset says it reads it); nothing unless set."""
-
-    user: str | None = None
-    """Whom the gateway books the spend to (LiteLLM's customer, OpenRouter's user): a name or
-    id the person types, printable ASCII (it may travel in a header)."""
-    tags: tuple[str, ...] = ()
-    """Tags (a LiteLLM proxy's): text of the person's choosing, in which `${workspaceName}` is
-    replaced by the workspace's name and `${requestKind}` by the request's kind (`turn`,
-    `helper` or `summarize`)."""
-    session: bool = False
-    """A session id per Copilot conversation, the same for all its requests (OpenRouter's
-    `session_id`, a LiteLLM proxy's session)."""
-
-
-@attrs.frozen
-class ProviderSettings:
-    """One LLM API endpoint."""
-
-    id: str
-    """Provider id that models refer to, e.g. `openai`, `anthropic`, `openrouter`, `ollama`."""
-    dialect: DialectName | None = None
-    """Wire format: OpenAI-compatible Chat Completions or Anthropic Messages; None: the
-    preset's, else `openai`."""
-    base_url: str = ""
-    """API base URL, e.g. `https://api.openai.com/v1`; empty: the preset's."""
-    headers: dict[str, str] = attrs.field(factory=dict)
-    """Extra HTTP headers for every request (never the API key: that is in SecretStorage)."""
-    discover: bool = True
-    """Whether to list the provider's models from `GET {baseUrl}/models`."""
-    preset: str | None = None
-    """A preset id (`upstream.presets`, e.g. `openrouter`): the API's dialect and base URL, how
-    its key is sent and checked, how its models are sized. The entry's own `dialect` and
-    `baseUrl` win over the preset's."""
-    managed: bool = False
-    """Configured in VS Code's Manage Models (`tokenGauge/addProvider`), not in settings: it
-    decides where a person is sent to fix a rejected key. Never taken from settings."""
-    attribution: AttributionSettings | None = None
-    """The identifiers its gateway attributes spend by; None: none are sent."""
-
-
-@attrs.frozen
-class Pricing:
-    """Prices in US dollars per million tokens (`cost` prices a request with them).
-
-    Absent prices: cached input (cache reads) costs what input does; reasoning costs what
-    output does; a cache write has no price (a request that wrote the cache has no known cost),
-    since writes cost more than input at some APIs (Anthropic: 1.25x) -- a source that bills
-    them as input says so by giving the input price here.
-    """
-
-    input_per_m_tok: float
-    output_per_m_tok: float
-    cached_input_per_m_tok: float | None = None
-    cache_write_per_m_tok: float | None = None
-    reasoning_per_m_tok: float | None = None
-
-
-@attrs.frozen
-class ModelSettings:
-    """One model offered to VS Code; unset fields come from discovery or the built-in table."""
-
-    id: str
-    """The model id sent to the API and shown to VS Code."""
-    provider: str
-    """The `ProviderSettings.id` that serves it."""
-    name: str | None = None
-    """Display name in the model picker."""
-    family: str | None = None
-    """Model family (decides the tokenizer), e.g. `gpt-4o`, `claude-sonnet-4.5`."""
-    context_window: int | None = None
-    """Total tokens the model accepts (input + output)."""
-    max_output_tokens: int | None = None
-    """The model's output cap."""
-    reserved_output_tokens: int | None = None
-    """Output tokens kept free when telling VS Code the input budget."""
-    pricing: Pricing | None = None
-    """Prices; they win over discovery's and the built-in table's."""
-    options: dict[str, Any] = attrs.field(factory=dict, hash=False)
-    """Model options sent with every request unless the request sets them (`thinkingBudget`,
-    `reasoningEffort`, `temperature`, …: `modelOptions`' keys)."""
-    tool_docs: ToolDocs = "full"
-    """How much of each tool's documentation requests carry (`upstream.tool_docs`)."""
-    num_ctx: int | None = None
-    """Ollama: the window to ask Ollama to load the model with (`options.num_ctx`); None: the
-    window it has loaded (nothing reloads unasked)."""
-
-
-DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (
-    ProviderSettings(id="ollama", dialect="openai", base_url="http://localhost:11434/v1"),
+from tokengauge.settings.schema import (
+    ATTRIBUTION_VARIABLES,
+    DEFAULT_PROVIDERS,
+    MAX_ATTEMPTS,
+    MAX_ATTRIBUTION_TEXT,
+    MAX_PRICE_PER_M_TOK,
+    MAX_RETENTION_DAYS,
+    MAX_TOKENS,
+    MIN_TOOL_RESULT_TOKENS,
+    MIN_WINDOW,
+    AttributionSettings,
+    LogLevel,
+    ModelSettings,
+    ProviderSettings,
+    ServerSettings,
+    TelemetrySettings,
 )
 
-
-@attrs.frozen
-class TelemetrySettings:
-    """Where the requests' OpenTelemetry spans and metrics go (the extension resolves them from
-    `tokenGauge.telemetry.*`, Copilot's own OTel settings and its environment variables; the
-    standard `OTEL_*` variables apply beneath)."""
-
-    enabled: bool = False
-    endpoint: str | None = None
-    """The OTLP/HTTP collector's base URL (`/v1/traces`, `/v1/metrics` are added); None:
-    `OTEL_EXPORTER_OTLP_*`, else `http://localhost:4318`."""
-    headers: dict[str, str] = attrs.field(factory=dict)
-    """Sent with every export (a collector's token: never logged)."""
-    resource_attributes: dict[str, str] = attrs.field(factory=dict)
-    """Added to `OTEL_RESOURCE_ATTRIBUTES` (e.g. `team.id`)."""
-    service_name: str | None = None
-    """`service.name` unless `OTEL_SERVICE_NAME` says otherwise; None: `tokengauge`."""
-    capture_content: bool = False
-    """Prompts and answers in the spans (off unless the user turns this on)."""
-
-
-@attrs.frozen
-class ServerSettings:
-    """Everything the server reads from `initializationOptions`."""
-
-    storage_dir: str | None = None
-    """Directory for the ledger (the extension passes its globalStorage path)."""
-    providers: tuple[ProviderSettings, ...] = DEFAULT_PROVIDERS
-    """Configured API endpoints."""
-    models: tuple[ModelSettings, ...] = ()
-    """Configured models."""
-    log_level: LogLevel = "info"
-    """Server log level."""
-    connect_timeout: float = 15.0
-    """Seconds to wait for the API to accept a connection."""
-    idle_timeout: float = 120.0
-    """Seconds a stream may go without an event that carries data before the request fails."""
-    response_timeout: float = 1800.0
-    """Seconds a whole response may take (a stream still going after that is cut off)."""
-    max_attempts: int = 3
-    """Tries for a request that fails with 429/529/5xx or a broken connection."""
-    retry_base_delay: float = 1.0
-    """First backoff delay in seconds (doubled on each retry) when the API names none."""
-    tool_result_max_tokens: int | None = None
-    """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
-    usage_retention_days: int = 30
-    """Days the usage history keeps a request (the dashboard's reach)."""
-    telemetry: TelemetrySettings = TelemetrySettings()
-    """OpenTelemetry spans and metrics of every request (off by default)."""
-    workspace_name: str | None = None
-    """The workspace's name, for the attribution tags that name it (the extension gives it only
-    when one does)."""
+log = logging.getLogger("tokengauge.settings")  # every settings warning under one name
+T = TypeVar("T")
 
 
 def token_count(value: object, least: int) -> int | None:
