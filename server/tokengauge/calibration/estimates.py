@@ -16,11 +16,9 @@ The `epoch` changes whenever a count could change.
 
 from __future__ import annotations
 
-import collections
 import logging
 import math
 import re
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Final, Literal
@@ -38,6 +36,8 @@ from tokengauge.calibration.fit import (
     Prior,
     features,
 )
+from tokengauge.calibration.ratios import ObservedRatios
+from tokengauge.calibration.tool_walks import ToolWalks
 from tokengauge.counting.request import RequestCounter, RequestFeatures, TextCount, ToolWalk
 from tokengauge.counting.scales import (
     DEFAULT_WALK_SHORTFALL,
@@ -67,8 +67,6 @@ COPILOT_RATIO_PRIOR: Final = {False: 1.25, True: 1.05}
 """API tokens per token of Copilot's o200k count of messages, before any report: a Claude or an
 open model (tokenizer unknown, be careful), an OpenAI model (its own tokenizer)."""
 COPILOT_RATIO_MARGIN: Final = 1.02
-COPILOT_RATIO_WINDOW: Final = 12
-COPILOT_RATIO_MIN_TOKENS: Final = 200
 EXACT_FAMILIES: Final = re.compile(r"^(gpt-(3\.5|4|5)|o\d|chatgpt-4o)", re.I)
 """Families whose API counts text with the very encoding tokengauge uses for them."""
 _EPSILON: Final = 1e-9
@@ -163,9 +161,9 @@ class Calibration:
     def __init__(self, ledger: Ledger, clock: Callable[[], float] = time.time) -> None:
         self.ledger = ledger
         self._fits: dict[str, ComponentFit] = {}
-        self._walks: dict[str, ToolWalk | None] = {}
+        self.walks = ToolWalks(ledger)
+        self.observed = ObservedRatios(ledger)
         self._scales: dict[tuple[str, Declared], Scales] = {}
-        self._observations: dict[str, collections.deque[float]] = {}
         self._cautious: dict[str, list[float]] = {}
         self.epoch = int(clock() * 1000)
 
@@ -198,7 +196,7 @@ class Calibration:
         cached = self._scales.get(key)
         if cached is None:
             text, cjk, tools, _, fixed = self.coefficients(model)
-            walk = self._walk(model.id)
+            walk = self.walks.get(model.id)
             if walk is None:
                 tool = tools * DEFAULT_WALK_SHORTFALL * declared.scale
             else:
@@ -213,21 +211,18 @@ class Calibration:
 
     def basis(self, model: ModelSpec, window: int, max_input: int, least_output: int) -> Basis:
         """What the model's declaration is made from, for its true `window` and `max_input`."""
-        whole = self._whole_ratios(model.id)
         return Basis(
             window=window,
             max_input=max_input,
-            ratio=statistics.median(whole) if whole else None,
+            ratio=self.observed.whole(model.id),
             least_output=least_output,
         )
 
     def copilot_ratio(self, model: ModelSpec) -> float:
         """What the API charges for messages per token of Copilot's own count of them: the median
         of the recent requests' ratios (a prior before any)."""
-        observed = self._ratios(model.id)
-        if not observed:
-            return COPILOT_RATIO_PRIOR[prior_for(model) is EXACT]
-        return statistics.median(observed)
+        observed = self.observed.messages(model.id)
+        return COPILOT_RATIO_PRIOR[prior_for(model) is EXACT] if observed is None else observed
 
     def expected(self, model: ModelSpec, estimate: RequestEstimate) -> float:
         """What the fit expects the API to count for the request, without any margin."""
@@ -310,8 +305,7 @@ class Calibration:
         `copilot_whole` an o200k count of the whole request as the Agent Host counts it.
         """
         actual = usage.total_input_tokens
-        if copilot_whole and copilot_whole >= COPILOT_RATIO_MIN_TOKENS:
-            self._observe(_whole_key(model.id), max(0.05, actual / copilot_whole))
+        self.observed.observe_whole(model.id, actual, copilot_whole)
         if not self._learn(model, estimate, actual, copilot_messages=copilot_messages):
             log.warning(
                 "%s: the API counted %d input tokens where we expected about %d; ignored",
@@ -407,7 +401,8 @@ class Calibration:
             return False
         self._store_actuals(model, estimate, actual, force)
         if copilot_messages:
-            self._observe_copilot_ratio(model, estimate, actual, copilot_messages)
+            messages = actual - _tools_and_overhead(self.fit(model), estimate.features)
+            self.observed.observe_messages(model.id, messages, copilot_messages)
         self._forget_scales(model.id)
         self._cautious.pop(model.id, None)
         self.epoch += 1
@@ -451,38 +446,6 @@ class Calibration:
             )
         self.ledger.put_actuals(model.family, updates)
 
-    def _observe_copilot_ratio(
-        self, model: ModelSpec, estimate: RequestEstimate, actual: int, copilot_messages: int
-    ) -> None:
-        """One more ratio of the messages' true size to Copilot's count of them."""
-        if copilot_messages < COPILOT_RATIO_MIN_TOKENS:
-            return
-        messages = actual - _tools_and_overhead(self.fit(model), estimate.features)
-        self._observe(_copilot_key(model.id), max(0.05, messages / copilot_messages))
-
-    def _ratios(self, model_id: str) -> collections.deque[float]:
-        return self._observed(_copilot_key(model_id))
-
-    def _whole_ratios(self, model_id: str) -> collections.deque[float]:
-        return self._observed(_whole_key(model_id))
-
-    def _observed(self, key: str) -> collections.deque[float]:
-        """The recent ratios kept under a ledger key."""
-        ratios = self._observations.get(key)
-        if ratios is None:
-            ratios = _recent_ratios(self.ledger.get_document(key))
-            self._observations[key] = ratios
-        return ratios
-
-    def _observe(self, key: str, ratio: float) -> None:
-        """One more ratio under a ledger key, added to those the ledger holds (other windows
-        sharing it observe too)."""
-
-        def add(stored: object) -> object:
-            return [*_recent_ratios(stored), ratio][-COPILOT_RATIO_WINDOW:]
-
-        self._observations[key] = _recent_ratios(self.ledger.update_document(key, add))
-
     def changed(self, model_id: str) -> None:
         """Something the model's counts depend on changed (what VS Code is told of its window)."""
         self._forget_scales(model_id)
@@ -495,30 +458,11 @@ class Calibration:
     def remember_walk(self, model_id: str, walk: ToolWalk) -> bool:
         """Take `walk` as the tools of the model's next request (what its tool scale is for);
         False if it already was."""
-        if self._walk(model_id) == walk:
+        if not self.walks.remember(model_id, walk):
             return False
-        self._walks[model_id] = walk
         self._forget_scales(model_id)
-        document = {"tools": walk.tools, "json": walk.json, "raws": list(walk.raws)}
-        self.ledger.set_document(_walk_key(model_id), document)
         self.epoch += 1
         return True
-
-    def _walk(self, model_id: str) -> ToolWalk | None:
-        if model_id not in self._walks:
-            self._walks[model_id] = _walk_from(self.ledger.get_document(_walk_key(model_id)))
-        return self._walks[model_id]
-
-
-def _recent_ratios(stored: object) -> collections.deque[float]:
-    """The ratios of a stored list (what is not a positive number left out), the newest
-    `COPILOT_RATIO_WINDOW`."""
-    values = [
-        float(v)
-        for v in (stored if isinstance(stored, list) else [])
-        if isinstance(v, (int, float)) and math.isfinite(v) and v > 0
-    ]
-    return collections.deque(values, maxlen=COPILOT_RATIO_WINDOW)
 
 
 def _tools_and_overhead(fit: ComponentFit, request: RequestFeatures) -> float:
@@ -545,26 +489,3 @@ def _ratios_text(ratios: dict[str, float]) -> str:
 
 def _fit_key(model_id: str) -> str:
     return f"fit/{model_id}"
-
-
-def _copilot_key(model_id: str) -> str:
-    return f"copilot-ratio/{model_id}"
-
-
-def _whole_key(model_id: str) -> str:
-    return f"whole-ratio/{model_id}"
-
-
-def _walk_key(model_id: str) -> str:
-    return f"toolwalk/{model_id}"
-
-
-def _walk_from(document: object) -> ToolWalk | None:
-    if not isinstance(document, dict):
-        return None
-    tools, json_tokens, raws = document.get("tools"), document.get("json"), document.get("raws")
-    if not isinstance(tools, int) or not isinstance(json_tokens, int) or not isinstance(raws, list):
-        return None
-    if not all(isinstance(r, int) and r >= 0 for r in raws):
-        return None
-    return ToolWalk(tools, json_tokens, tuple(raws))
