@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real GitHub Copilot Chat (built into code-server 1.139) drives tokengauge in agent mode against
-# the test upstream (shared/vscode-host/COPILOT.md), once per tokenizer skew: 12 turns of 4–6k true
+# the test upstream (scripts/vscode-host/COPILOT.md), once per tokenizer skew: 12 turns of 4–6k true
 # tokens each (code, logs, JSON, prose, CJK), some with tool-call rounds that make Copilot read large
 # workspace files, in a window small enough that Copilot must summarize. The upstream's true count is
 # `ENCODING × skew` for message text and for the tools' JSON, + OVERHEAD per message, + 3; a request

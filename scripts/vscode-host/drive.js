@@ -2,7 +2,7 @@
 // Opens the code-server workbench URL (carrying the extension-test payload) in headless Debian chromium,
 // prints every extension-host console line the smoke-test driver hands over, and exits with the suite's
 // exit code (codeAutomationExit); 2 on timeout, 3 on a driver error. Needs playwright-core on NODE_PATH.
-// Adapted from shared/vscode-host/drive.js. DRIVE_VERBOSE=1 also prints the workbench's own console.
+// Background: scripts/vscode-host/README.md. DRIVE_VERBOSE=1 also prints the workbench's own console.
 // DRIVE_SCREENSHOTS=DIR: a test that logs `tg-screenshot NAME` gets the workbench saved as DIR/NAME.png.
 // DRIVE_UI_DIR=DIR: a test that logs `tg-ui {"id": N, "steps": [...]}` has the driver work the workbench
 // as a person would (keys, clicks, waiting for text, reading text, screenshots); the outcome is written

@@ -13,7 +13,7 @@
 # Exits with the suite's exit code (0 = all passed). Logs stay in a fresh /tmp/vsc-run.* dir (path printed).
 # Needs scripts/vscode-host/setup.sh first. Env: VSC_HOME (default ~/.cache/vscode-host), DRIVE_VERBOSE=1,
 # VSC_WORKSPACE_TRUST=1 (workspace trust as VS Code has it: the fresh folder opens untrusted; else it is off).
-# Adapted from shared/vscode-host/run-ext-tests.sh.
+# Background and gotchas: scripts/vscode-host/README.md.
 set -euo pipefail
 HERE=$(dirname "$(realpath "$0")")
 VSC_HOME=$(realpath "${VSC_HOME:-$HOME/.cache/vscode-host}")

@@ -5,7 +5,7 @@
 # fallback), Debian chromium (the headless client). Everything goes to $VSC_HOME, outside the repo.
 #
 # Idempotent: each step is skipped when its result is already there; a warm run takes ~1 s.
-# Adapted from shared/vscode-host/setup.sh. Env: VSC_HOME, CS_VERSION, NODE24, PW_VERSION, MOCHA_VERSION.
+# Background: scripts/vscode-host/README.md. Env: VSC_HOME, CS_VERSION, NODE24, PW_VERSION, MOCHA_VERSION.
 set -euo pipefail
 VSC_HOME=${VSC_HOME:-$HOME/.cache/vscode-host}
 CS_VERSION=${CS_VERSION:-4.139.1}

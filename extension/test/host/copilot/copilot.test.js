@@ -1,6 +1,6 @@
 // The real GitHub Copilot Chat (built into code-server 1.139) drives tokengauge in agent mode against
 // the test upstream, whose window is small enough that the conversation has to be summarized
-// (recipe: shared/vscode-host/COPILOT.md; wired by scripts/test-copilot.sh, once per tokenizer skew
+// (recipe: scripts/vscode-host/COPILOT.md; wired by scripts/test-copilot.sh, once per tokenizer skew
 // and scenario: standard, large pasted logs or shifting content, see content.js). For comparison the
 // same runs drive the in-process baseline (bench/copilot_baseline) or VS Code's built-in Custom
 // Endpoint provider (vendor customendpoint, Copilot's BYOK: configured below, counting o200k).
