@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, TextPart, Tool, Usage
 from tokengauge.protocol import RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.status import compact
 
 SETTINGS = ServerSettings(
     providers=(ProviderSettings(id="test"),),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tokengauge import jsontext
-from tokengauge.cost import request_cost
+from tokengauge.activity.cost import request_cost
 from tokengauge.messages import InvalidInput, Usage
 from tokengauge.settings import (
     MAX_ATTEMPTS,

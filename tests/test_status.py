@@ -1,20 +1,20 @@
-"""Tests for tokengauge.status: compact numbers, severity thresholds, status text and tooltip."""
+"""Tests for tokengauge.status: severity thresholds, status text and tooltip."""
 
 from __future__ import annotations
 
 import attrs
 import pytest
 
+from tokengauge.activity.cost import CostSource, CostSum
 from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
 from tokengauge.calibration.ladder import Fitted
-from tokengauge.cost import CostSource, CostSum
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
+from tokengauge.formatting import compact
 from tokengauge.messages import Message, TextPart, ToolCallPart
 from tokengauge.protocol import Status
 from tokengauge.status import (
     Figures,
     LastConversation,
-    compact,
     cut_note,
     ladder_note,
     ready_status,
@@ -22,31 +22,6 @@ from tokengauge.status import (
     severity_for,
     without_notes,
 )
-
-
-@pytest.mark.parametrize(
-    ("n", "text"),
-    [
-        pytest.param(0, "0", id="zero"),
-        pytest.param(950, "950", id="950"),
-        pytest.param(999, "999", id="999"),
-        pytest.param(1000, "1k", id="1k"),
-        pytest.param(1050, "1.1k", id="1.05k-rounds"),
-        pytest.param(1234, "1.2k", id="1.2k"),
-        pytest.param(41234, "41.2k", id="41.2k"),
-        pytest.param(99999, "100k", id="99999"),
-        pytest.param(120000, "120k", id="120k"),
-        pytest.param(128000, "128k", id="128k"),
-        pytest.param(111_616, "112k", id="112k"),
-        pytest.param(999_999, "1M", id="999999"),
-        pytest.param(1_000_000, "1M", id="1M"),
-        pytest.param(1_048_576, "1.05M", id="1.05M"),
-        pytest.param(1_500_000, "1.5M", id="1.5M"),
-        pytest.param(10_000_000, "10M", id="10M"),
-    ],
-)
-def test_compact(n: int, text: str) -> None:
-    assert compact(n) == text
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,14 @@ import attrs
 
 from tokengauge.activity import dashboard
 from tokengauge.activity.conversations import Conversations, request_kind
+from tokengauge.activity.cost import (
+    CostSource,
+    CostSum,
+    CostTotal,
+    cost_totals,
+    request_cost_of,
+    start_of_day,
+)
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
 from tokengauge.calibration import budget
@@ -26,21 +34,13 @@ from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.calibration.declared import Basis, Declared, damped
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
-from tokengauge.cost import (
-    CostSource,
-    CostSum,
-    CostTotal,
-    cost_totals,
-    price_text,
-    request_cost_of,
-    start_of_day,
-)
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
 from tokengauge.counting.request import RequestCounter, TextCount, message_digest, tool_json
 from tokengauge.counting.scales import Scales
 from tokengauge.counting.text import TextCounters
+from tokengauge.formatting import compact
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput, InvalidInput, Message, Tool, Usage
 from tokengauge.models.catalog import (
@@ -52,6 +52,7 @@ from tokengauge.models.catalog import (
     to_documents,
 )
 from tokengauge.models.context_sizes import ContextSizes
+from tokengauge.models.prices import price_text
 from tokengauge.models.served import Served, ServedWindows
 from tokengauge.protocol import (
     Breakdown,
@@ -75,7 +76,6 @@ from tokengauge.status import (
     LAST_CONVERSATION,
     Figures,
     LastConversation,
-    compact,
     ready_status,
     render_status,
     without_notes,

@@ -19,9 +19,10 @@ from typing import Any, Final, TypeGuard
 
 import attrs
 
+from tokengauge.activity.cost import CostSource, CostSum
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import Fitted
-from tokengauge.cost import CostSource, CostSum, format_usd
+from tokengauge.formatting import compact, format_usd, percent
 from tokengauge.messages import Message, TextPart
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
@@ -37,18 +38,6 @@ NOTE_START: Final = "*Token Gauge: "
 """How Token Gauge's notes begin: what the recovery ladder cut (at an answer's start), what a
 server cut (at its end, after a blank line)."""
 NOTE: Final = re.compile(r"(?:\n\n)?" + re.escape(NOTE_START) + r"[^\n]*\*\n\n")
-
-
-def compact(n: int) -> str:
-    """`950` → `950`, `41234` → `41.2k`, `120000` → `120k`, `1048576` → `1.05M`."""
-    if n < 1000:
-        return str(n)
-    unit, value = ("M", n / 1_000_000) if n >= 999_500 else ("k", n / 1000)
-    digits = 0 if value >= 100 else 1 if value >= 10 or unit == "k" else 2
-    text = f"{value:.{digits}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text + unit
 
 
 def severity_for(fill: float) -> Severity:
@@ -120,11 +109,6 @@ class Figures:
     """How much tool documentation the model's requests carry (`toolDocs`)."""
     tool_docs_total: int = 0
     """Tokens the reduced tool documentation saved over the usage history."""
-
-
-def percent(part: int, whole: int) -> int:
-    """`part` of `whole` as a whole percentage (an empty whole is full)."""
-    return round(part / whole * 100) if whole > 0 else 100
 
 
 def render_status(

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from tokengauge.activity.cost import start_of_day
 from tokengauge.activity.dashboard import build, kept_since, models_seen
 from tokengauge.activity.record import RequestRecord, read_record
-from tokengauge.cost import start_of_day
 
 NOW = datetime.datetime(2026, 11, 24, 15, 0).timestamp()
 TODAY = start_of_day(NOW)

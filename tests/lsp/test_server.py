@@ -28,8 +28,8 @@ from tests.harness.lsp import (
 from tests.lsp.helpers import init_options, text_message, told_per_true
 from tokengauge import __version__
 from tokengauge.counting.encodings import EncodingRegistry
+from tokengauge.formatting import compact
 from tokengauge.protocol import STATUS
-from tokengauge.status import compact
 
 ENCODINGS = EncodingRegistry()
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
+from tokengauge.activity.cost import CostSource, start_of_day
 from tokengauge.activity.record import RequestRecord
-from tokengauge.cost import CostSource, start_of_day
 from tokengauge.messages import unstructure
 
 SECONDS_PER_DAY = 86_400

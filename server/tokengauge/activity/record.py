@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from tokengauge.cost import CostSource
+from tokengauge.activity.cost import CostSource
 from tokengauge.messages import camel, converter, unstructure
 
 Outcome = Literal["answered", "failed", "cancelled"]

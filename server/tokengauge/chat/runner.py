@@ -31,6 +31,7 @@ from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_err
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
+from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
 from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage, unstructure
 from tokengauge.models.catalog import ModelSpec
@@ -48,7 +49,6 @@ from tokengauge.protocol import (
     UsagePart,
 )
 from tokengauge.status import (
-    compact,
     cut_note,
     ladder_note,
     request_ended,

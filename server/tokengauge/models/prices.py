@@ -7,14 +7,27 @@ cloud's regional price) should be priced in settings or by its own model list. A
 write is the 5-minute write (1.25x input; the 1-hour write costs 2x and is not told apart in
 usage), and its prices are those up to 200K input tokens. OpenAI and DeepSeek bill a cache write
 as ordinary input, so their rows give the input price for it.
+
+Beside the table: a model's prices in words (`price_text`), and what a cost an API reports may be
+(`reported_usd`: a finite amount no larger than the dearest price over the largest window).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
+from tokengauge.formatting import format_price
 from tokengauge.models.known import lookup_known_model
-from tokengauge.settings import Pricing
+from tokengauge.settings import MAX_PRICE_PER_M_TOK, MAX_TOKENS, Pricing
+
+PER: Final = 1_000_000
+"""Prices are per million tokens."""
+MAX_REQUEST_COST_USD: Final = MAX_PRICE_PER_M_TOK * MAX_TOKENS / PER
+"""The most one request is taken to cost: the dearest price over the largest window. A
+reported cost beyond it (or below 0, or not a number) is no reported cost."""
+USD_TICKS: Final = 10_000_000_000
+"""xAI's `cost_in_usd_ticks` per US dollar."""
 
 
 def _P(input_: float, cached: float, write: float, output: float) -> Pricing:
@@ -64,3 +77,32 @@ def known_pricing(model_id: str) -> Pricing | None:
     """The list prices of the model the built-in table knows by this id; None if not listed."""
     known = lookup_known_model(model_id)
     return PRICES.get(known.pattern) if known is not None else None
+
+
+def price_text(pricing: Pricing | None) -> str | None:
+    """A model's prices in words: `$2.50 in, $1.25 cached, $10.00 out per 1M tokens`."""
+    if pricing is None:
+        return None
+    parts = [f"{format_price(pricing.input_per_m_tok)} in"]
+    if pricing.cached_input_per_m_tok is not None:
+        parts.append(f"{format_price(pricing.cached_input_per_m_tok)} cached")
+    parts.append(f"{format_price(pricing.output_per_m_tok)} out")
+    return ", ".join(parts) + " per 1M tokens"
+
+
+def reported_usd(value: object, per_usd: int = 1) -> float | None:
+    """A cost an API reported (`value` in units of `1 / per_usd` dollars: a JSON number, or the
+    text of a header) in US dollars; None for anything that is not a finite amount from 0 to
+    `MAX_REQUEST_COST_USD` (a hostile figure must not make a sum infinite)."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None  # LiteLLM writes `None` when it knows no cost
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        amount = value / per_usd
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return amount if math.isfinite(amount) and 0 <= amount <= MAX_REQUEST_COST_USD else None

@@ -15,7 +15,6 @@ from typing import Any, Final, Protocol, Union
 import attrs
 
 from tokengauge import jsontext
-from tokengauge.cost import USD_TICKS, reported_usd
 from tokengauge.messages import (
     MAX_SAFE_INTEGER,
     Part,
@@ -25,6 +24,7 @@ from tokengauge.messages import (
     Usage,
     unstructure,
 )
+from tokengauge.models.prices import USD_TICKS, reported_usd
 
 log = logging.getLogger(__name__)
 

@@ -6,19 +6,16 @@ import datetime
 
 import pytest
 
-from tokengauge.cost import (
-    MAX_REQUEST_COST_USD,
-    USD_TICKS,
+from tokengauge.activity.cost import (
     CostTotal,
     cost_totals,
-    format_usd,
-    reported_usd,
     request_cost,
     request_cost_of,
     split_text,
     start_of_day,
 )
 from tokengauge.messages import Usage
+from tokengauge.models.prices import MAX_REQUEST_COST_USD, USD_TICKS, reported_usd
 from tokengauge.settings import Pricing
 from tokengauge.upstream.events import header_cost, reported_cost
 
@@ -102,20 +99,6 @@ def test_totals_per_model_and_today() -> None:
 def test_start_of_day_is_local_midnight() -> None:
     noon = datetime.datetime(2026, 3, 4, 12, 30).timestamp()
     assert start_of_day(noon) == datetime.datetime(2026, 3, 4).timestamp()
-
-
-@pytest.mark.parametrize(
-    ("amount", "text"),
-    [
-        pytest.param(0.0, "$0.00", id="nothing"),
-        pytest.param(1234.5, "$1,234.50", id="dollars"),
-        pytest.param(0.01, "$0.01", id="a-cent"),
-        pytest.param(0.0042, "$0.0042", id="below-a-cent"),
-        pytest.param(0.00004, "< $0.0001", id="tiny"),
-    ],
-)
-def test_format_usd(amount: float, text: str) -> None:
-    assert format_usd(amount) == text
 
 
 @pytest.mark.parametrize(

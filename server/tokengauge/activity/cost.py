@@ -19,7 +19,8 @@ The price table is a guess beside what the API itself says a response cost: Open
 `usage.cost`, xAI's `usage.cost_in_usd_ticks`, a LiteLLM proxy's `x-litellm-response-cost`
 header. Where the response states its cost (`Usage.cost_usd`), that is the request's cost, marked
 `reported`; the price table's is marked `estimate` (`request_cost_of`). Every reported figure is
-read by `reported_usd`: a number from 0 to `MAX_REQUEST_COST_USD`, anything else none at all.
+read by `models.prices.reported_usd`: a number from 0 to the most one request can cost, anything
+else none at all.
 """
 
 from __future__ import annotations
@@ -27,40 +28,17 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 import attrs
 
+from tokengauge.formatting import format_usd
 from tokengauge.messages import Usage
-from tokengauge.settings import MAX_PRICE_PER_M_TOK, MAX_TOKENS, Pricing
+from tokengauge.models.prices import PER, reported_usd
+from tokengauge.settings import Pricing
 
-PER: Final = 1_000_000
-"""Prices are per million tokens."""
 CostSource = Literal["reported", "estimate"]
 """Where a request's cost comes from: the API's own figure, or the price table."""
-MAX_REQUEST_COST_USD: Final = MAX_PRICE_PER_M_TOK * MAX_TOKENS / PER
-"""The most one request is taken to cost: the dearest price over the largest window. A
-reported cost beyond it (or below 0, or not a number) is no reported cost."""
-USD_TICKS: Final = 10_000_000_000
-"""xAI's `cost_in_usd_ticks` per US dollar."""
-
-
-def reported_usd(value: object, per_usd: int = 1) -> float | None:
-    """A cost an API reported (`value` in units of `1 / per_usd` dollars: a JSON number, or the
-    text of a header) in US dollars; None for anything that is not a finite amount from 0 to
-    `MAX_REQUEST_COST_USD` (a hostile figure must not make a sum infinite)."""
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return None  # LiteLLM writes `None` when it knows no cost
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        amount = value / per_usd
-    except OverflowError:  # an integer of hundreds of digits
-        return None
-    return amount if math.isfinite(amount) and 0 <= amount <= MAX_REQUEST_COST_USD else None
 
 
 def request_cost_of(usage: Usage, pricing: Pricing | None) -> tuple[float | None, CostSource]:
@@ -165,25 +143,3 @@ def start_of_day(now: float) -> float:
 
 def _is_amount(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def format_usd(amount: float) -> str:
-    """`$1.23` from a cent up (and for nothing), `$0.0042` below a cent, `< $0.0001` below that."""
-    if amount == 0 or amount >= 0.01:
-        return f"${amount:,.2f}"
-    return "< $0.0001" if amount < 0.0001 else f"${amount:.4f}"
-
-
-def price_text(pricing: Pricing | None) -> str | None:
-    """A model's prices in words: `$2.50 in, $1.25 cached, $10.00 out per 1M tokens`."""
-    if pricing is None:
-        return None
-    parts = [f"{_price(pricing.input_per_m_tok)} in"]
-    if pricing.cached_input_per_m_tok is not None:
-        parts.append(f"{_price(pricing.cached_input_per_m_tok)} cached")
-    parts.append(f"{_price(pricing.output_per_m_tok)} out")
-    return ", ".join(parts) + " per 1M tokens"
-
-
-def _price(amount: float) -> str:
-    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4g}"
