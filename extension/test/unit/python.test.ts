@@ -89,7 +89,7 @@ void test("another interpreter in the Python extension starts the server again o
 });
 
 void test("in an untrusted workspace the Python extension's interpreter (maybe the workspace's own) is passed over for PATH", async () => {
-    const venv = '/work/repo/.venv/bin/python';
+    const venv = '/home/me/repo/.venv/bin/python';
     const { probe, ran } = machine({ [venv]: [3, 12], python3: [3, 11] });
     const found = await findPython({ configured: '', fromPythonExtension: selected(venv), trusted: false, probe });
     assert.deepEqual([found.command, found.source, found.untrustedInterpreter], ['python3', 'PATH', venv]);
@@ -111,9 +111,9 @@ void test("in an untrusted workspace the Python extension's interpreter (maybe t
 });
 
 void test('in an untrusted workspace with no Python on PATH, the error says why the interpreter was not used', async () => {
-    const { probe, ran } = machine({ '/work/repo/.venv/bin/python': [3, 12] });
+    const { probe, ran } = machine({ '/home/me/repo/.venv/bin/python': [3, 12] });
     await assert.rejects(
-        findPython({ configured: '', fromPythonExtension: selected('/work/repo/.venv/bin/python'), trusted: false, probe }),
+        findPython({ configured: '', fromPythonExtension: selected('/home/me/repo/.venv/bin/python'), trusted: false, probe }),
         (error: unknown) => {
             assert.ok(error instanceof PythonNotFoundError);
             assert.match(error.message, /python3 \(PATH\) did not run; python \(PATH\) did not run \(in a workspace you have not trusted, the Python extension's interpreter is not used\)/);

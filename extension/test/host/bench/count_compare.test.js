@@ -144,7 +144,7 @@ describe('counting benchmark: tokengauge against js-tiktoken + LRU in the extens
         meta: {}, startup: { tokengauge: [], baseline: {} }, turns: {}, large: {}, memory: {}, counts: {}, notes: [],
     };
     let trace;
-    let turns; // [{turn, summarized, inputs: DESIGN JSON, vscode: as Copilot passes them}]
+    let turns; // [{turn, summarized, inputs: ARCHITECTURE §3 JSON, vscode: as Copilot passes them}]
     let baseline;  // { counter } — the counter the registered provider uses now
     let encoder;
     let tgInfo;
