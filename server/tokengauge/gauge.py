@@ -29,9 +29,7 @@ from tokengauge.activity.cost import (
 )
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
-from tokengauge.calibration import budget
 from tokengauge.calibration.classify import ErrorKind, classify_error
-from tokengauge.calibration.declared import Basis, Declared, damped
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
@@ -43,6 +41,7 @@ from tokengauge.counting.text import TextCounters
 from tokengauge.formatting import compact
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput, InvalidInput, Message, Tool, Usage
+from tokengauge.models import budget
 from tokengauge.models.catalog import (
     DiscoveredModel,
     ModelCatalog,
@@ -52,6 +51,7 @@ from tokengauge.models.catalog import (
     to_documents,
 )
 from tokengauge.models.context_sizes import ContextSizes
+from tokengauge.models.declared import Basis, Declared, damped
 from tokengauge.models.prices import price_text
 from tokengauge.models.served import Served, ServedWindows
 from tokengauge.protocol import (
@@ -369,7 +369,7 @@ class Gauge:
         return self.context_sizes.choose(model, size)
 
     def declared(self, model: ModelSpec) -> Declared:
-        """What VS Code is told of the model's window (`calibration.declared`): the last
+        """What VS Code is told of the model's window (`models.declared`): the last
         declaration while the true sizes are those it was made for, else a new one."""
         current = self._declared.get(model.id)
         if current is None:

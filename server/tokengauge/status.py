@@ -2,7 +2,7 @@
 
 Text like `$(pulse) 18.4k / 28.7k · 64%`: the input tokens of the last request over the model's
 input budget (the window less the output kept for the answer), both in true tokens (VS Code is
-told them in Copilot's units: `calibration.declared`); its severity follows the same share:
+told them in Copilot's units: `models.declared`); its severity follows the same share:
 `warning` at 75%, `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels
 the shares of the budget and of the window and gives the breakdown, the request's cost and
 today's for the model (where prices are known), the tokens a reduced tool documentation saved

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.model import count_prompt
 from tests.strategies import any_text
-from tokengauge.calibration import budget
 from tokengauge.calibration.classify import classify_error
 from tokengauge.calibration.estimates import ACTUAL_MARGIN, largest_remainder, scaled
 from tokengauge.calibration.fit import BOUNDS, COMPONENTS
@@ -35,6 +34,7 @@ from tokengauge.messages import (
     Usage,
     unstructure,
 )
+from tokengauge.models import budget
 from tokengauge.protocol import RecordErrorParams, RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
 from tokengauge.upstream.dialects import dialect_for

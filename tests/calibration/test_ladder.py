@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from tests.calibration.texts import log, result_texts
-from tokengauge.calibration import budget
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Estimate, Fitted, Room, climb
 from tokengauge.calibration.trim import (
@@ -23,6 +22,7 @@ from tokengauge.calibration.trim import (
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.models import budget
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings, ToolDocs
 from tokengauge.upstream.tool_docs import tool_forms
 

@@ -42,7 +42,7 @@ def text_message(role: str, *texts: str) -> dict[str, Any]:
 
 async def told_per_true(client: Any, model_id: str) -> float:
     """Tokens in the units VS Code is told of the model's window, per true token: counts are in
-    those units (`calibration.declared`)."""
+    those units (`models.declared`)."""
     models = {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
     report = {m["id"]: m for m in (await call(client, "tokenGauge/usage", {}))["models"]}
     return float(models[model_id]["maxInputTokens"] / report[model_id]["maxInputTokens"])

@@ -26,7 +26,6 @@ from typing import Final, Literal
 import attrs
 
 from tokengauge.calibration.classify import ErrorKind, ParsedError
-from tokengauge.calibration.declared import Basis, Declared
 from tokengauge.calibration.fit import (
     APPROXIMATE,
     COMPONENTS,
@@ -48,6 +47,7 @@ from tokengauge.counting.scales import (
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
+from tokengauge.models.declared import Basis, Declared
 
 log = logging.getLogger(__name__)
 

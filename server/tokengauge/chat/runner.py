@@ -26,7 +26,6 @@ import httpx
 
 from tokengauge.activity.conversations import ANSWER_HEAD, marker
 from tokengauge.activity.record import Outcome, RequestRecord
-from tokengauge.calibration import budget
 from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_error
 from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
@@ -34,6 +33,7 @@ from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
 from tokengauge.messages import InvalidInput, Message, TextPart, Tool, Usage, unstructure
+from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.served import Served
 from tokengauge.protocol import (

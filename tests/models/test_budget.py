@@ -1,4 +1,4 @@
-"""Tests for tokengauge.calibration.budget: output reservation, the input budget and `max_tokens`
+"""Tests for tokengauge.models.budget: output reservation, the input budget and `max_tokens`
 clamping."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokengauge.calibration.budget import (
+from tokengauge.models.budget import (
     clamp_max_tokens,
     effective_window,
     max_input_tokens,

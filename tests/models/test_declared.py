@@ -8,7 +8,7 @@ import random
 import attrs
 import pytest
 
-from tokengauge.calibration.declared import (
+from tokengauge.models.declared import (
     BAND_ABOVE,
     BAND_BELOW,
     QUANTUM,
