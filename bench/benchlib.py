@@ -1,9 +1,8 @@
 """What the bench scripts share: the report, time formats, the machine rows, /proc figures.
 
-The scripts import this as a sibling module (`python bench/<script>.py` puts `bench/` first on
-`sys.path`), and importing it puts the repository on `sys.path` too: the scripts run the server
-and the fake upstream through the test harness (`tests.harness`), whose modules they import after
-this one. Times are integer nanoseconds throughout; the formatters turn them into the strings of
+The scripts run from the repository's root as modules (`python -m bench.<script>`), so `bench`
+and the test harness (`tests.harness`, which runs the server and the fake upstream) import as
+packages. Times are integer nanoseconds throughout; the formatters turn them into the strings of
 the report's value and detail columns.
 """
 
@@ -19,17 +18,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
 
 import attrs
 from rich.console import Console
 from rich.table import Table
-
-REPO: Final = Path(__file__).resolve().parents[1]
-# Only `bench/` is on sys.path: the test harness is found from the repository.
-if str(REPO) not in sys.path:
-    sys.path.insert(1, str(REPO))
-
 
 # --- reporting ------------------------------------------------------------------------------------
 

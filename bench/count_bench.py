@@ -1,8 +1,9 @@
 """How fast tokengauge counts a Copilot-sized request: prints figures, asserts nothing about time.
 
-    python bench/count_bench.py [--quick]
+    .venv/bin/python -m bench.count_bench [--quick]
 
-Measures, on the request of `workload.py` (1 system message, 100 mixed messages, 60 tools):
+Measures, on the request of `tests/harness/copilot/workload.py` (1 system message, 100 mixed
+messages, 60 tools):
 1. whole-request `Gauge.estimate`, cold (fresh Gauge, encodings loaded) and warm, both encodings;
 2. `Gauge.count` latency per input over the strings Copilot counts one by one (and per message):
    in process; through a real `python -m tokengauge` over stdio, one request at a time as Copilot
@@ -27,7 +28,7 @@ import attrs
 import tiktoken
 from rich.console import Console
 
-from benchlib import (
+from bench.benchlib import (
     Report,
     latency,
     machine_rows,
@@ -39,6 +40,7 @@ from benchlib import (
     run_bench,
     us,
 )
+from tests.harness.copilot.workload import Workload, build_workload
 from tests.harness.lsp import Endpoint, bare_server, spawn_server
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.text import TextCounter
@@ -46,7 +48,6 @@ from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import CountInput
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from workload import Workload, build_workload
 
 MODELS: Final = ("gpt-4o", "claude-sonnet-4-5")
 """One model per encoding: o200k_base and cl100k_base."""

@@ -1,7 +1,7 @@
 """The usage history under load and under kills: what one more record costs as the history grows,
 and what SIGKILLs mid-write (one window, and two on one ledger) leave of what was acknowledged.
 
-    .venv/bin/python bench/ledger_bench.py [--quick]
+    .venv/bin/python -m bench.ledger_bench [--quick]
 
 Run it with `PYTHONPATH=<a server folder>` to measure another version of the ledger (the kill
 loop's writers and checker use the same one). Prints what it measured; asserts nothing.
@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchlib  # noqa: F401 (puts the repository on sys.path, for the harness)
 from tests.harness import kill_loop
 from tokengauge.ledger.store import Ledger
 

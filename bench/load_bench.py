@@ -1,6 +1,6 @@
 """Load benchmark: 20 concurrent chats and 1,000 counts a second against one server, for 60 s.
 
-    .venv/bin/python bench/load_bench.py [--quick]
+    .venv/bin/python -m bench.load_bench [--quick]
 
 One `python -m tokengauge` on pipes (a bare JSON-RPC client, so the figures are the server's), the
 fake upstream (`tests/harness/fake_upstream`) as a second process streaming each chat's answer in
@@ -24,8 +24,8 @@ from typing import Any, Final
 import attrs
 from rich.console import Console
 
-import benchlib
-from benchlib import Report, mib, ms, now, proc_status, us
+from bench import benchlib
+from bench.benchlib import Report, mib, ms, now, proc_status, us
 from tests.harness.fake_upstream.config import Chunking, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.process import SubprocessUpstream
 from tests.harness.lsp import BareClient, bare_server

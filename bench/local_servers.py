@@ -1,6 +1,6 @@
 """Local models as they are really served: the window offered, the first request's count, cuts.
 
-    .venv/bin/python bench/local_servers.py
+    .venv/bin/python -m bench.local_servers
 
 Measures, through tokengauge's own chat path (`ChatRunner` over HTTP in this process; a session
 starts as the language server starts one: discovery, then the local servers' readings):
@@ -39,8 +39,7 @@ from aiohttp import web
 from rich.console import Console
 from rich.table import Table
 
-import benchlib  # noqa: F401  (puts the repository on sys.path)
-from benchlib import ms, now, version
+from bench.benchlib import ms, now, version
 from tests.harness.fake_upstream.config import ListedModel, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.model import tokens
 from tests.harness.fake_upstream.records import RecordedRequest

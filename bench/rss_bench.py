@@ -1,6 +1,6 @@
 """Memory under a stream of strings never counted before: the server's RSS over time.
 
-    .venv/bin/python bench/rss_bench.py [--quick]
+    .venv/bin/python -m bench.rss_bench [--quick]
 
 One `python -m tokengauge` on pipes counts one new string per request, 1,000 requests a second,
 for 5 minutes (`--quick`: 1 minute). Every cache the server keeps per string (the text LRU, the
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-import benchlib
-from benchlib import Report, mib, now, proc_status
+from bench import benchlib
+from bench.benchlib import Report, mib, now, proc_status
 from tests.harness.lsp import bare_server
 
 MINUTES = 5.0

@@ -1,6 +1,6 @@
 """Server start: from spawning `python -m tokengauge` to its first answers, N times.
 
-    .venv/bin/python bench/startup.py [--quick]
+    .venv/bin/python -m bench.startup [--quick]
 
 Each run spawns the real server over stdio (a bare JSON-RPC client, so the figures are the
 server's) and sends what the extension sends at activation: `initialize` at once, then
@@ -32,8 +32,8 @@ from typing import Any, Final
 import attrs
 from rich.console import Console
 
-import benchlib
-from benchlib import Report, ms, now
+from bench import benchlib
+from bench.benchlib import Report, ms, now
 from tests.harness.lsp import SERVER_COMMAND, BareClient
 
 RUNS: Final = 10

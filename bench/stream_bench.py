@@ -1,6 +1,6 @@
 """How fast tokengauge streams a chat response: prints figures, asserts nothing about time.
 
-    python bench/stream_bench.py [--quick]
+    .venv/bin/python -m bench.stream_bench [--quick]
 
 The bench process is both ends of the pipe: the test harness's fake upstream (aiohttp on
 127.0.0.1) writing real OpenAI Chat Completions / Anthropic Messages SSE events, one per write
@@ -12,15 +12,15 @@ is its arrival at the client minus its write at the upstream. For both dialects:
 2. burst: events written as fast as possible → parts per second at the client, total time, and
    the server's CPU per part;
 3. time to first part after sending `tokenGauge/chat` (counting, request body, HTTP connect),
-   with a tiny request and with the Copilot-sized one of `workload.py`;
+   with a tiny request and with the Copilot-sized one of `tests/harness/copilot/workload.py`;
 4. in process, for comparison: the stream parser alone, SSE framing + parser as the server runs
    them, the `chatPart` notification's encoding, and the bench client's own cost per part.
 Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's share without pygls'
 client, which costs more per notification than the server does) and with `ChatRunner` in this
 process over HTTP (no LSP hop at all).
 
-Beside it in `bench/`: `stream_script.py` (what the upstream sends, what it saw),
-`stream_inprocess.py` (section 4) and `benchlib.py` (shared helpers); the upstream and the clients
+Beside it in `bench/`: `stream_script` (what the upstream sends, what it saw),
+`stream_inprocess` (section 4) and `benchlib` (shared helpers); the upstream and the clients
 are the test harness's (`tests/harness/`).
 """
 
@@ -39,7 +39,7 @@ from typing import Any, Final
 import attrs
 from rich.console import Console
 
-from benchlib import (
+from bench.benchlib import (
     Report,
     cpu_ticks_ns,
     latency,
@@ -51,8 +51,8 @@ from benchlib import (
     us,
     version,
 )
-from stream_inprocess import in_process
-from stream_script import (
+from bench.stream_inprocess import in_process
+from bench.stream_script import (
     ANTHROPIC,
     DIALECTS,
     OPENAI,
@@ -64,6 +64,7 @@ from stream_script import (
     make_stream,
     traced,
 )
+from tests.harness.copilot.workload import build_workload
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import Endpoint, bare_server, plain, plain_client, spawn_server
@@ -74,7 +75,6 @@ from tokengauge.messages import structure, unstructure
 from tokengauge.protocol import CHAT, CHAT_PART, COUNT_TOKENS, ChatParams, ChatPart, Status
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
-from workload import build_workload
 
 API_KEY: Final = "bench"
 WARM_UP_CHATS: Final = 5
@@ -489,7 +489,7 @@ async def first_parts(
         f"{dialect.label}: Copilot-sized request",
         f"{size / 1024:,.0f} KiB",
         f"LSP params; upstream body {big[-1].trace.body_bytes / 1024:,.0f} KiB "
-        f"(workload.py: {len(workload['messages'])} messages, {len(workload['tools'])} tools)",
+        f"(workload: {len(workload['messages'])} messages, {len(workload['tools'])} tools)",
     )
 
 

@@ -1,4 +1,4 @@
-"""Section 4 of `stream_bench.py`: the server's per-event work in this process, piece by piece.
+"""Section 4 of `stream_bench`: the server's per-event work in this process, piece by piece.
 
 No network and no LSP: the stream parser alone, SSE framing + parser as the server runs them
 (`aiter_events` over one chunk per event), the `chatPart` notification's encoding through a real,
@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from benchlib import Report, now, rate, repeat, us
-from stream_script import Dialect, delta_text, make_stream
+from bench.benchlib import Report, now, rate, repeat, us
+from bench.stream_script import Dialect, delta_text, make_stream
 from tests.harness.lsp import plain_client
 from tokengauge.lsp.server import ServerChatSink, create_server
 from tokengauge.messages import TextPart

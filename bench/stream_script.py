@@ -1,4 +1,4 @@
-"""What `stream_bench.py` has the fake upstream send, and the trace it reads back of each answer.
+"""What `stream_bench` has the fake upstream send, and the trace it reads back of each answer.
 
 The fake upstream (`tests.harness.fake_upstream`, in this process) answers every chat with a
 stream rendered ahead in the dialect's real wire format, one SSE event per write. Each text delta

@@ -1,7 +1,7 @@
 """What OpenTelemetry costs: per request on the chat path, across 1,000 requests with a collector up
 and with it down, and what telemetry off costs a server (start and chats) against one without it.
 
-    .venv/bin/python bench/telemetry_bench.py [--quick] [--before SERVER_DIR]
+    .venv/bin/python -m bench.telemetry_bench [--quick] [--before SERVER_DIR]
 
 1. In process, `Telemetry.request_ended` (what a chat pays when it ends: the span made and queued,
    the metrics recorded) 1,000 times against a real OTLP/HTTP collector on loopback
@@ -30,8 +30,8 @@ from typing import Any, Final
 
 from rich.console import Console
 
-import benchlib
-from benchlib import Report, ms, now, us
+from bench import benchlib
+from bench.benchlib import Report, ms, now, us
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
 from tests.harness.lsp import bare_server

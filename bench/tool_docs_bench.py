@@ -1,15 +1,16 @@
 """What `toolDocs` sends: the tools' tokens per request under full, progressive and minimal.
 
-    .venv/bin/python bench/tool_docs_bench.py [--skew 1.0] [--encoding o200k_base]
+    .venv/bin/python -m bench.tool_docs_bench [--skew 1.0] [--encoding o200k_base]
 
-Replays the recorded Copilot host scenario (`bench/data/copilot-host-*.json.gz`: Copilot Chat
-0.67's 39 agent tools and the suite's 12 turns with their read_file rounds, see `sim_host.py`)
-request by request, the history growing as Copilot sends it, with no summarization (so every call
-made stays in the history: progressive at its largest). For each request it counts the tools'
-JSON in the form the server would send (`upstream.tool_docs.tools_as_sent`), with a real
-tiktoken encoding. Prints per mode: requests, tokens of tools per request (p50, smallest,
-largest), their sum over the run, what that leaves of a 32K window, and the savings against full;
-then the tools of Copilot's set whose minimal form saves the most.
+Replays the recorded Copilot host scenario (`bench/data/copilot-host-*.json.gz`: Copilot Chat 0.67's
+39 agent tools and the suite's 12 turns with their read_file rounds, see
+`tests/harness/copilot/host_scenario.py`) request by request, the history growing as Copilot sends
+it, with no summarization (so every call made stays in the history: progressive at its largest). For
+each request it counts the tools' JSON in the form the server would send
+(`upstream.tool_docs.tools_as_sent`), with a real tiktoken encoding. Prints per mode: requests,
+tokens of tools per request (p50, smallest, largest), their sum over the run, what that leaves of a
+32K window, and the savings against full; then the tools of Copilot's set whose minimal form saves
+the most.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from typing import Final, get_args
 from rich.console import Console
 from rich.table import Table
 
-import benchlib  # noqa: F401  (puts the repository on sys.path)
-from sim_host import HostScenario, recorded_scales
+from tests.harness.copilot.host_scenario import HostScenario, recorded_scales
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.request import tool_json
 from tokengauge.messages import Message, Tool

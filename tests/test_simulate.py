@@ -1,6 +1,6 @@
 """The summarization simulator end to end: Copilot's agent loop as the real client runs it.
 
-Runs `bench/simulate.py` as its user would (a real test upstream on 127.0.0.1, a real
+Runs `python -m bench.sim` as its user would (a real test upstream on 127.0.0.1, a real
 `python -m tokengauge` over stdio, Copilot 0.67's loop in the simulator), twice:
 - the seeded scenario on a small model (32k window, 20 tools, 12 turns) for true tokenizers that
   count 25% fewer, as many, and 25% more tokens than tokengauge assumes: tokengauge must summarize
@@ -15,12 +15,12 @@ Where the summarization fires no longer depends on tokengauge's message answers:
 measures what it renders with its own o200k_base tokenizer, so its fill follows the true tokenizer
 (perfect counts summarize at medians 0.40 / 0.51 / 0.59 across the seeded skews); tokengauge moves
 only `toolTokens` and the usage it reports.
-The model of VS Code's Agent Host (`bench/sim_agent_host.py`) runs the host scenario against the
-server at true scales 0.6–1.8, where every turn must be answered with nothing refused or
-overflowing and every move of the declared window announced; and it is checked rule by rule on
-small inputs, with no upstream and no server: its window is maxInputTokens + maxOutputTokens, it
-meters the system prompt and the tools too, compacts in the background from 0.80 and blocks at
-0.95, reads the limits again before every request, and keeps only four data-part mime types.
+The model of VS Code's Agent Host (`tests/harness/copilot/agent_host.py`) runs the host scenario
+against the server at true scales 0.6–1.8, where every turn must be answered with nothing refused or
+overflowing and every move of the declared window announced; and it is checked rule by rule on small
+inputs, with no upstream and no server: its window is maxInputTokens + maxOutputTokens, it meters
+the system prompt and the tools too, compacts in the background from 0.80 and blocks at 0.95, reads
+the limits again before every request, and keeps only four data-part mime types.
 """
 
 from __future__ import annotations
@@ -35,12 +35,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tokengauge.messages import DataPart, Message, TextPart, ThinkingPart, Tool, ToolCallPart
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.append(str(REPO / "bench"))  # the simulator's modules (`python bench/...` has them first)
-
-from sim_agent_host import (  # noqa: E402
+from tests.harness.copilot.agent_host import (
     AgentHostRuntime,
     Limits,
     RuntimeMeter,
@@ -48,9 +43,11 @@ from sim_agent_host import (  # noqa: E402
     history_message,
     runtime_window,
 )
-from sim_records import Outcome  # noqa: E402
-from sim_scenario import RoundPlan, TurnPlan  # noqa: E402
+from tests.harness.copilot.records import Outcome
+from tests.harness.copilot.scenario import RoundPlan, TurnPlan
+from tokengauge.messages import DataPart, Message, TextPart, ThinkingPart, Tool, ToolCallPart
 
+REPO = Path(__file__).resolve().parents[1]
 SKEWS = (-0.25, 0.0, 0.25)
 HOST_SKEWS = (-0.4, 0.0, 0.3, 0.6)
 AGENT_HOST_SCALES = (0.6, 1.0, 1.45, 1.8)
@@ -61,7 +58,8 @@ def simulate(out: Path, *options: str) -> dict[tuple[float, str], dict[str, obje
     figures = out / "figures.json"
     command = [
         sys.executable,
-        str(REPO / "bench" / "simulate.py"),
+        "-m",
+        "bench.sim",
         *options,
         f"--out={out}",
         f"--json={figures}",
@@ -131,7 +129,8 @@ def agent_host_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[float, dic
     scales = ",".join(str(scale) for scale in AGENT_HOST_SCALES)
     command = [
         sys.executable,
-        str(REPO / "bench" / "simulate.py"),
+        "-m",
+        "bench.sim",
         "--runtime=agent-host",
         "--scenario=host",
         f"--scales={scales}",

@@ -41,9 +41,9 @@ from typing import Final, Literal, Protocol
 
 import attrs
 
-from sim_records import Outcome, Sender
-from sim_render import CopilotTokenizer, image_tokens
-from sim_scenario import Scenario, TurnPlan, summary_message
+from tests.harness.copilot.records import Outcome, Sender
+from tests.harness.copilot.render import CopilotTokenizer, image_tokens
+from tests.harness.copilot.scenario import Scenario, TurnPlan, summary_message
 from tokengauge.messages import (
     DataPart,
     Message,

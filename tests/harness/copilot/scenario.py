@@ -1,13 +1,13 @@
 """What a simulated conversation is made of, whichever scenario makes it.
 
-A scenario gives Copilot's agent loop (`sim_copilot.py`) everything it sends that is not history:
+A scenario gives Copilot's agent loop (`agent`) everything it sends that is not history:
 the messages before the history (the system prompt, and in Copilot 0.67 an environment message),
 the tool schemas, each turn (the user message as Copilot wraps it, the raw query its Simple-mode
 summary lists, the model's rounds with the tool results the agent sends back, and Copilot's own
 helper requests of that turn: progress messages, chat titles), and the texts of its summarization:
 the background-compaction instruction, the Simple-mode summary prompt, and the summary the model
-answers. Two scenarios: the seeded one (`sim_conversation.py`) and the real Copilot host suite's
-(`sim_host.py`, from recorded dumps).
+answers. Two scenarios: the seeded one (`conversation`) and the real Copilot host suite's
+(`host_scenario`, from recorded dumps).
 """
 
 from __future__ import annotations

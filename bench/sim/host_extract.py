@@ -1,6 +1,6 @@
 """Derive the simulator's host scenario from dumps of the Copilot host suite.
 
-    .venv/bin/python bench/sim_host_extract.py /work/hostdumps [--out bench/data]
+    .venv/bin/python -m bench.sim.host_extract /work/hostdumps [--out bench/data]
 
 `scripts/test-copilot.sh` (with `TG_COPILOT_DUMP` set by the suite) leaves, per skew, the
 upstream's requests (`requests.json`), the extension's recording of every agent turn
@@ -15,7 +15,7 @@ server got it, in ARCHITECTURE §3 JSON) and the figures (`result.json`). A dump
   them; that run's system prompt, environment message and first summary text (they name its
   workspace and transcript); each turn's user message as Copilot wrapped it, its raw query, its
   read_file rounds (calls and results) and Copilot's helper requests of that turn (progress
-  messages, chat title); and what the real client did (`sim_check.host_side`: failed turns,
+  messages, chat title); and what the real client did (`check.host_side`: failed turns,
   overflows, each summarization's kind and the fill before it, the largest fill), for
   `tests/test_simulate.py`.
 Copilot's internal tool-call id suffixes (`__vscode-<n>`) are dropped, as Copilot drops them when
@@ -35,9 +35,9 @@ from typing import Any, Final
 
 import attrs
 
-from sim_check import host_side
+from bench.sim.check import host_side
 
-DATA: Final = Path(__file__).resolve().parent / "data"
+DATA: Final = Path(__file__).resolve().parents[1] / "data"
 FORMAT: Final = "tokengauge-host-scenario/1"
 COMPACT_MARK: Final = "must be compacted now"
 SUMMARIZE_MARK: Final = "Summarize the conversation history so far"

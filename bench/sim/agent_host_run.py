@@ -1,5 +1,5 @@
-"""One Agent Host run: the runtime of `sim_agent_host.py` against the fake upstream, through a real
-tokengauge, at one skew.
+"""One Agent Host run: the runtime of `tests.harness.copilot.agent_host` against the fake upstream,
+through a real tokengauge, at one skew.
 
 The runtime reads the model's limits from the server's `tokenGauge/models` answer before every
 request (VS Code's bridge lists the models again when the provider fires its change event; the
@@ -19,13 +19,13 @@ from typing import Any
 
 import attrs
 
-import benchlib
-from sim_agent_host import AgentHostRuntime, AhLog, Limits
-from sim_backends import LspChatSender
-from sim_conversation import ConversationGenerator
-from sim_host import HostScenario, recorded_scales
-from sim_run import MODEL_ID, Setup
-from sim_scenario import Scenario
+from bench import benchlib
+from bench.sim.backends import LspChatSender
+from bench.sim.run import MODEL_ID, Setup
+from tests.harness.copilot.agent_host import AgentHostRuntime, AhLog, Limits
+from tests.harness.copilot.conversation import ConversationGenerator
+from tests.harness.copilot.host_scenario import HostScenario, recorded_scales
+from tests.harness.copilot.scenario import Scenario
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import LspServer, plain_client, spawn_server
 from tokengauge.protocol import ACTIVITY, MODELS, MODELS_CHANGED
@@ -33,7 +33,7 @@ from tokengauge.protocol import ACTIVITY, MODELS, MODELS_CHANGED
 
 @attrs.frozen
 class AgentHostOptions:
-    """How the runtime is modelled (see `sim_agent_host.py`)."""
+    """How the runtime is modelled (see `tests.harness.copilot.agent_host`)."""
 
     factor: float = 1.0
     """The runtime's correction of its count for the model's name (1: a name it does not know)."""

@@ -4,7 +4,7 @@ Read in the extension.js bundled with code-server 1.139 (Copilot Chat 0.67; our 
 - Budget (`buildPrompt`): the tools cost `toolTokens = floor(1.1 × (16 + Σ(8 + every key and
   string value)))` over the provider's `provideTokenCount` answers, one call per string; the prompt
   renders against `max(1, floor((min(threshold, maxInputTokens) − toolTokens) × 0.9))`. The render
-  is measured with Copilot's own o200k_base tokenizer, not the provider (`sim_render.py`). After a
+  is measured with Copilot's own o200k_base tokenizer, not the provider (`render`). After a
   render Copilot asks the provider for each message's count too (its build event and telemetry);
   the simulator does, and records that sum, which decides nothing. A turn's helper requests
   (progress messages, the chat title) go out before its first render, through the same model.
@@ -46,7 +46,7 @@ from typing import Final, Literal
 
 import attrs
 
-from sim_records import (
+from tests.harness.copilot.records import (
     Counter,
     Outcome,
     RequestKind,
@@ -55,14 +55,14 @@ from sim_records import (
     Sender,
     SummaryRecord,
 )
-from sim_render import (
+from tests.harness.copilot.render import (
     CopilotTokenizer,
     chunk,
     round_chunks,
     simple_history,
     simple_result_tokens,
 )
-from sim_scenario import Scenario, TurnPlan, summary_message
+from tests.harness.copilot.scenario import Scenario, TurnPlan, summary_message
 from tokengauge.counting.request import walk_strings
 from tokengauge.messages import Message, Tool
 

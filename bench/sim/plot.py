@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Final
 
-from sim_run import RunResult
+from bench.sim.run import RunResult
 
 WIDTH: Final = 960
 PANEL: Final = 280

@@ -1,4 +1,4 @@
-"""Figures of Agent Host runs (`sim_agent_host_run.py`) and the rich table that shows them.
+"""Figures of Agent Host runs (`agent_host_run`) and the rich table that shows them.
 
 Per skew: turns that completed and turns that failed; requests; compactions started (background,
 blocking, after an overflow) and how many failed, and how many summaries were applied; requests
@@ -22,7 +22,7 @@ import attrs
 from rich.console import Console
 from rich.table import Table
 
-from sim_agent_host_run import AgentHostResult
+from bench.sim.agent_host_run import AgentHostResult
 
 
 @attrs.frozen

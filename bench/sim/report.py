@@ -27,7 +27,7 @@ import attrs
 from rich.console import Console
 from rich.table import Table
 
-from sim_run import RunResult
+from bench.sim.run import RunResult
 
 
 @attrs.frozen

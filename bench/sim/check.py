@@ -1,10 +1,10 @@
 """The simulator's host scenario checked against the real Copilot host suite, skew by skew.
 
-    .venv/bin/python bench/simulate.py --scenario host --compare-host [/work/hostdumps]
+    .venv/bin/python -m bench.sim --scenario host --compare-host [/work/hostdumps]
 
 Host figures come from each `DIR/skew-<scale>/` dump (`requests.json`: every upstream request with
 its true size and status; `result.json`: the turns that failed), or without DIR from the figures
-`sim_host_extract.py` recorded with the scenario. Both sides are reduced the same
+`host_extract` recorded with the scenario. Both sides are reduced the same
 way: failed turns; overflows (requests refused as too long); summarizations, in order, with their
 kind (a foreground Simple-mode summary request, or a background compaction request) and the true
 fill of the last successful main agent request sent before it; the largest true fill of any
@@ -31,8 +31,8 @@ import attrs
 from rich.console import Console
 from rich.table import Table
 
-from sim_host import data_path
-from sim_run import RunResult
+from bench.sim.run import RunResult
+from tests.harness.copilot.host_scenario import data_path
 
 TOLERANCE: Final = 0.03
 GOAL: Final = 0.97
@@ -120,7 +120,7 @@ def host_side(skew_dir: Path) -> Side:
 
 
 def recorded_side(scale: float) -> Side | None:
-    """The host's figures as recorded with the scenario (`sim_host_extract.py`), if any."""
+    """The host's figures as recorded with the scenario (`host_extract`), if any."""
     path = data_path(scale)
     if not path.exists():
         return None

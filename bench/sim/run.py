@@ -1,8 +1,8 @@
 """One simulation run: a variant (how Copilot's counts are made, how requests go) at one skew.
 
-Scenarios: `seeded` (`sim_conversation.py`) or `host` (`sim_host.py`: the Copilot host suite's
-turns, recorded per skew). Variants, all driven by the same Copilot loop over the same conversation
-and upstream:
+Scenarios: `seeded` (`tests.harness.copilot.conversation`) or `host`
+(`tests.harness.copilot.host_scenario`: the Copilot host suite's turns, recorded per skew).
+Variants, all driven by the same Copilot loop over the same conversation and upstream:
 - `tokengauge`: counts from a real `python -m tokengauge` over LSP, chats through `tokenGauge/chat`,
   so usage and overflows calibrate the server exactly as in production (fresh on-disk ledger);
 - `exact`: perfect counts (`ExactCounter`: the true tokenizer's numbers, tool-schema strings scaled
@@ -24,13 +24,13 @@ from typing import Any, Final
 
 import attrs
 
-import benchlib
-from sim_backends import CharsCounter, DirectSender, ExactCounter, LspChatSender, LspCounter
-from sim_conversation import ConversationGenerator
-from sim_copilot import CopilotAgent
-from sim_host import HostScenario
-from sim_records import Counter, RunLog, Sender
-from sim_scenario import Scenario
+from bench import benchlib
+from bench.sim.backends import CharsCounter, DirectSender, ExactCounter, LspChatSender, LspCounter
+from tests.harness.copilot.agent import CopilotAgent
+from tests.harness.copilot.conversation import ConversationGenerator
+from tests.harness.copilot.host_scenario import HostScenario
+from tests.harness.copilot.records import Counter, RunLog, Sender
+from tests.harness.copilot.scenario import Scenario
 from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.model import count_prompt
 from tests.harness.fake_upstream.server import Upstream

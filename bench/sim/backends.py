@@ -28,12 +28,11 @@ from typing import Any, Final, Literal
 import httpx
 from pygls.exceptions import JsonRpcException
 
-from sim_records import Outcome
-from sim_render import CopilotTokenizer
+from tests.harness.copilot.records import Outcome
+from tests.harness.copilot.render import CopilotTokenizer
 from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import LspServer
-from tokengauge.calibration import budget
 from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
@@ -48,6 +47,7 @@ from tokengauge.messages import (
     Usage,
 )
 from tokengauge.messages import unstructure as to_json
+from tokengauge.models import budget
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
 from tokengauge.upstream.dialects import dialect_for, provider_headers
 from tokengauge.upstream.errors import HttpStatusError, UpstreamError

@@ -9,7 +9,7 @@ the answer (no tools). The mix follows what an agent session sends: questions wi
 CJK text, JSON or stack traces, now and then a screenshot; file reads (a few 5-20 KB files), grep
 and terminal output with failures, code edits (old and new strings in the arguments), JSON from
 diagnostics and fetches, browser screenshots as image results. The text generators, the system
-prompt and the 60 tool schemas come from `workload.py`.
+prompt and the 60 tool schemas come from `workload`.
 
 It also writes the texts Copilot's summarization adds (our own words, about as long as Copilot's):
 the instructions of its summary request, the request to summarize, the background-compaction
@@ -27,17 +27,8 @@ import struct
 import zlib
 from typing import Any, Final
 
-from sim_scenario import RoundPlan, TurnPlan
-from tokengauge.messages import (
-    DataPart,
-    Message,
-    Part,
-    TextPart,
-    Tool,
-    ToolCallPart,
-    ToolResultPart,
-)
-from workload import (
+from tests.harness.copilot.scenario import RoundPlan, TurnPlan
+from tests.harness.copilot.workload import (
     NOUNS,
     build_tools,
     cjk_text,
@@ -50,6 +41,15 @@ from workload import (
     system_prompt,
     terminal_output,
     typescript_source,
+)
+from tokengauge.messages import (
+    DataPart,
+    Message,
+    Part,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
 )
 
 IMAGE_SIZES: Final = ((1024, 768), (800, 600), (1280, 720), (512, 512))

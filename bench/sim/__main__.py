@@ -1,38 +1,39 @@
 """Summarization simulator: Copilot's agent loop against a model whose true tokenizer is skewed.
 
-    .venv/bin/python bench/simulate.py [--sweep] [--skew S] [--turns N] [--seed N] ...
-    .venv/bin/python bench/simulate.py --scenario host [--compare-host /work/hostdumps]
-    .venv/bin/python bench/simulate.py --runtime agent-host --scenario host --scales 0.6,1,1.6
+    .venv/bin/python -m bench.sim [--sweep] [--skew S] [--turns N] [--seed N] ...
+    .venv/bin/python -m bench.sim --scenario host [--compare-host /work/hostdumps]
+    .venv/bin/python -m bench.sim --runtime agent-host --scenario host --scales 0.6,1,1.6
 
-Copilot Chat 0.67's agent mode (`sim_copilot.py`: its budget, its own o200k count of what it
-renders, background compaction and Simple-mode summarization, read from its bundle) runs a
+Copilot Chat 0.67's agent mode (`tests.harness.copilot.agent`: its budget, its own o200k count of
+what it renders, background compaction and Simple-mode summarization, read from its bundle) runs a
 conversation against the fake upstream (`tests/harness/fake_upstream`, real HTTP on 127.0.0.1),
 whose model counts with its own true tokenizer: the encoding, a hidden per-message / per-tool /
 fixed overhead, and a scale of `1 + skew` on the message tokens and on the tools' JSON. It returns
 real usage, and real 400 errors for what does not fit its window. Scenarios: `seeded` (default;
-`sim_conversation.py`: code edits, long tool results, CJK, JSON, stack traces, images; 60 tool
-schemas; the same seed gives the same conversation) and `host` (`sim_host.py`: the Copilot host
-suite's 12 turns per skew as recorded, with its window, model and true tokenizer: o200k_base × skew
-+ 7/message + 3, 40,000 tokens, Anthropic's overflow error; skews -30%, 0, +30%, +60%). Counters
-take Copilot's place side by side (`sim_run.py`): tokengauge over LSP with its chats through
-`tokenGauge/chat` (calibrating as in production), perfect counts ("exact", chats through tokengauge
-too), the same server never calibrated (pure tiktoken + margins), and `ceil(chars / 4)`.
+`tests.harness.copilot.conversation`: code edits, long tool results, CJK, JSON, stack traces,
+images; 60 tool schemas; the same seed gives the same conversation) and `host`
+(`tests.harness.copilot.host_scenario`: the Copilot host suite's 12 turns per skew as recorded, with
+its window, model and true tokenizer: o200k_base × skew + 7/message + 3, 40,000 tokens, Anthropic's
+overflow error; skews -30%, 0, +30%, +60%). Counters take Copilot's place side by side (`run`):
+tokengauge over LSP with its chats through `tokenGauge/chat` (calibrating as in production), perfect
+counts ("exact", chats through tokengauge too), the same server never calibrated (pure tiktoken +
+margins), and `ceil(chars / 4)`.
 
 Prints, per skew and counter: turns, summarizations, overflows, the true fill at which each
 summarization fired, the estimate error (p50 / p95 / worst) and the turns it takes to settle
-(`sim_report.py`); draws the true fill per request to `bench/out/*.svg` (`sim_plot.py`).
+(`report`); draws the true fill per request to `bench/out/*.svg` (`plot`).
 `--sweep` runs the skews -25%, -10%, 0, +10%, +25%. `--compare-host [DIR]` checks the host
 scenario against the suite's dumps (`DIR/skew-<scale>/`) or, without DIR, against the figures
-recorded with the scenario (`sim_check.py`); `--server-path` runs the servers from another source
+recorded with the scenario (`check`); `--server-path` runs the servers from another source
 tree (the commit the dumps were made with).
 
-`--runtime agent-host` runs VS Code's Agent Host instead (`sim_agent_host.py`, a model of the
-Copilot SDK runtime from its source and documented rules: its own o200k count of everything it
-sends against maxInputTokens + maxOutputTokens read from the server, compaction at 0.80, blocking
-at 0.95) with tokengauge over LSP (`sim_agent_host_run.py`), on either scenario; the host scenario
-takes any skew (content of the nearest recording). It prints per skew: turns, failed turns,
+`--runtime agent-host` runs VS Code's Agent Host instead (`tests.harness.copilot.agent_host`, a
+model of the Copilot SDK runtime from its source and documented rules: its own o200k count of
+everything it sends against maxInputTokens + maxOutputTokens read from the server, compaction at
+0.80, blocking at 0.95) with tokengauge over LSP (`agent_host_run`), on either scenario; the host
+scenario takes any skew (content of the nearest recording). It prints per skew: turns, failed turns,
 compactions, overflows, the largest fill and the true fill before each compaction
-(`sim_agent_host_report.py`); no plot.
+(`agent_host_report`); no plot.
 """
 
 from __future__ import annotations
@@ -52,20 +53,25 @@ import attrs
 from rich.console import Console
 from rich.status import Status
 
-import benchlib
-from sim_agent_host_report import print_agent_host_report, request_rows
-from sim_agent_host_run import AgentHostOptions, AgentHostResult, content_scale, run_agent_host
-from sim_check import print_comparison
-from sim_host import host_setup, recorded_scales
-from sim_plot import write_svg
-from sim_report import print_report
-from sim_run import SCENARIOS, VARIANTS, RunResult, Setup, run
+from bench import benchlib
+from bench.sim.agent_host_report import print_agent_host_report, request_rows
+from bench.sim.agent_host_run import (
+    AgentHostOptions,
+    AgentHostResult,
+    content_scale,
+    run_agent_host,
+)
+from bench.sim.check import print_comparison
+from bench.sim.plot import write_svg
+from bench.sim.report import print_report
+from bench.sim.run import SCENARIOS, VARIANTS, RunResult, Setup, run
+from tests.harness.copilot.host_scenario import host_setup, recorded_scales
 from tests.harness.fake_upstream.config import ModelBehavior, UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
 
 SWEEP: Final = (-0.25, -0.10, 0.0, 0.10, 0.25)
 RUNTIMES: Final = ("copilot", "agent-host")
-OUT: Final = Path(__file__).resolve().parent / "out"
+OUT: Final = Path(__file__).resolve().parents[1] / "out"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -3,7 +3,7 @@
 `scripts/test-copilot.sh` runs the real Copilot Chat 0.67 agent for 12 turns per skew against a
 test upstream whose true count is `o200k_base × skew` (text and the tools' JSON) + 7 per message
 + 3, in a 40,000-token window, with tokengauge serving a model `sim` of family `claude-sonnet-4`
-(maxOutputTokens 4,096). `bench/sim_host_extract.py` derived from its dumps what Copilot sent
+(maxOutputTokens 4,096). `python -m bench.sim.host_extract` derived from its dumps what Copilot sent
 (`bench/data/copilot-host-*.json.gz`): Copilot's system prompt, environment message and 39 tool
 schemas, its compaction and Simple-mode summary texts, and per skew each turn's user message as
 Copilot wrapped it, the read_file rounds the upstream scripted (with the files' text as results),
@@ -21,10 +21,10 @@ from typing import Any, Final
 
 import attrs
 
-from sim_scenario import RoundPlan, TurnPlan
+from tests.harness.copilot.scenario import RoundPlan, TurnPlan
 from tokengauge.messages import Message, Tool, structure
 
-DATA: Final = Path(__file__).resolve().parent / "data"
+DATA: Final = Path(__file__).resolve().parents[3] / "bench" / "data"
 COMMON: Final = "copilot-host-common.json.gz"
 SEED: Final = 20_261_124
 
@@ -43,7 +43,7 @@ def recorded_scales() -> list[float]:
 def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} is missing: regenerate it with bench/sim_host_extract.py from host dumps"
+            f"{path} is missing: regenerate it with python -m bench.sim.host_extract"
         )
     data: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
     return data
