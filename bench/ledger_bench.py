@@ -10,9 +10,7 @@ loop's writers and checker use the same one). Prints what it measured; asserts n
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -60,11 +58,11 @@ def append_costs(sizes: list[int], samples: int) -> None:
 
 
 def kills(rounds: int) -> None:
-    """The kill loop, one writer and two at once; the writers use this process's ledger."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[1:]))
+    """The kill loop, one writer and two at once; the writers inherit this process's environment,
+    so they use its ledger (`PYTHONPATH` included)."""
     for writers, count in ((1, rounds), (2, rounds // 2)):
         with tempfile.TemporaryDirectory() as folder:
-            tally = kill_loop.run(Path(folder) / "ledger", count, writers, seed=writers, env=env)
+            tally = kill_loop.run(Path(folder) / "ledger", count, writers, seed=writers)
             print(kill_loop.summary(tally, f"{writers} writer{'s' * (writers > 1)}"))
 
 

@@ -28,9 +28,6 @@ from typing import Any
 
 from aiohttp import web
 
-if __package__ in (None, ""):  # run as a file, not with `-m`: find the repository's `tests`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-
 from tests.harness.fake_upstream import control, respond
 from tests.harness.fake_upstream.config import (
     Scripted,
