@@ -23,9 +23,12 @@ from typing import Any
 import diskcache
 import pytest
 
+from tokengauge.ledger.disk import LedgerTimings
 from tokengauge.ledger.store import Ledger
 
 LOGGER = "tokengauge.ledger.store"
+SHORT = LedgerTimings(statement=0.1, usage=0.1)
+"""Waits on a held lock cut short: the tests hold it, and nothing is gained by waiting."""
 
 
 @pytest.fixture
@@ -633,12 +636,12 @@ def test_a_lock_held_by_another_process_is_waited_out(
     had learned before."""
     directory = tmp_path / "l"
     clock = Clock()
-    ledger = Ledger(directory, clock=clock)
+    ledger = Ledger(directory, clock=clock, timings=SHORT)
     populate_session(ledger)
     holder = sqlite3.connect(directory / "cache.db", timeout=0, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # what another process's long write looks like
     try:
-        ledger.set_document("m", 2.0)  # waits its second, then keeps it in memory
+        ledger.set_document("m", 2.0)  # waits its while, then keeps it in memory
         ledger.put_actuals("f", {"b": 2})
         assert ledger.get_document("m") == 2.0 and ledger.get_actual("f", "a") == 1
         assert ledger.persistent
@@ -826,7 +829,7 @@ def test_updates_of_two_processes_are_merged(tmp_path: Path) -> None:
 def test_changes_made_while_locked_are_merged_later(tmp_path: Path) -> None:
     directory = tmp_path / "l"
     clock = Clock()
-    ledger, other = Ledger(directory, clock=clock), Ledger(directory)
+    ledger, other = Ledger(directory, clock=clock, timings=SHORT), Ledger(directory)
     ledger.update_document("ratios", append(0))
     holder = sqlite3.connect(directory / "cache.db", timeout=0, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -850,13 +853,13 @@ def test_what_waits_for_a_lock_is_written_at_close(tmp_path: Path) -> None:
     """What was learned in the pause after a lock was lost at shutdown, even a clean one."""
     directory = tmp_path / "l"
     clock = Clock()
-    ledger = Ledger(directory, clock=clock)
+    ledger = Ledger(directory, clock=clock, timings=SHORT)
     holder = sqlite3.connect(
         directory / "cache.db", timeout=0, isolation_level=None, check_same_thread=False
     )
     holder.execute("BEGIN EXCLUSIVE")
-    release = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
-    ledger.put_actuals("f", {"a": 1})  # waits its second: the disk is paused
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    ledger.put_actuals("f", {"a": 1})  # waits its while: the disk is paused
     release.start()
     for i in range(25):
         ledger.append_usage({"n": i})

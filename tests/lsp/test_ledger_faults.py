@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -21,6 +22,10 @@ from pytest_lsp.client import make_test_lsp_client
 
 from tests.harness.lsp import SERVER_COMMAND, call, initialize, running_server
 from tests.lsp.helpers import init_options, text_message
+from tokengauge.ledger.disk import DB_NAME, TIMINGS_VARIABLE
+
+BUSY_PAUSE = 0.3
+"""The server's pause after a lock held too long, shortened (its usual 5 s is waited out)."""
 
 
 def conversation() -> list[dict]:
@@ -53,6 +58,22 @@ def truncate_all(ledger: Path) -> None:
 
 def delete(ledger: Path) -> None:
     shutil.rmtree(ledger)
+
+
+async def saved_most_asked(ledger: Path, within: float = 10.0) -> None:
+    """Wait until the server has saved the most asked strings (a couple of seconds after the
+    first change), reading its ledger as another process would."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with contextlib.suppress(sqlite3.Error):
+            connection = sqlite3.connect(f"{(ledger / DB_NAME).as_uri()}?mode=ro", uri=True)
+            try:
+                query = "SELECT 1 FROM Cache WHERE key LIKE '%frequent-strings/%'"
+                if connection.execute(query).fetchone() is not None:
+                    return
+            finally:
+                connection.close()
+        await asyncio.sleep(0.1)
 
 
 @contextlib.contextmanager
@@ -114,8 +135,12 @@ async def test_a_ledger_made_immutable_under_a_running_server(tmp_path: Path):
             assert after != before
 
 
-async def test_a_lock_held_by_another_process_loses_nothing(tmp_path: Path):
+async def test_a_lock_held_by_another_process_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     """A lock held over ~1 s switched the ledger to memory for good, hiding what it knew."""
+    short = {"statement": 0.2, "usage": 0.2, "busy_pause": BUSY_PAUSE}
+    monkeypatch.setenv(TIMINGS_VARIABLE, json.dumps(short))  # the servers inherit it
     storage = tmp_path / "storage"
     options = init_options(storage)
     async with running_server(options) as client:
@@ -123,12 +148,12 @@ async def test_a_lock_held_by_another_process_loses_nothing(tmp_path: Path):
         holder = sqlite3.connect(storage / "ledger" / "cache.db", timeout=0, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
         try:
-            await record_usage(client, 290)  # waits 1 s for the lock, then keeps it in memory
+            await record_usage(client, 290)  # waits for the lock, then keeps it in memory
         finally:
             holder.execute("COMMIT")
             holder.close()
         learned = await factor(client)
-        await asyncio.sleep(5.5)  # the ledger leaves the disk alone for 5 s, then catches up
+        await asyncio.sleep(BUSY_PAUSE + 0.2)  # the ledger leaves the disk alone, then catches up
         await record_usage(client, 290)
         learned = await factor(client)
         assert (await call(client, "tokenGauge/usage", {}))["persistent"] is True
@@ -148,7 +173,7 @@ async def test_the_most_asked_strings_survive_a_crash(tmp_path: Path):
     try:
         await initialize(client, options)
         await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": strings})
-        await asyncio.sleep(4)  # saved a couple of seconds after the first change
+        await saved_most_asked(tmp_path / "storage" / "ledger")
         process = client._server
         assert process is not None
         process.send_signal(signal.SIGKILL)

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import enum
 import errno
+import json
 import logging
+import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -32,16 +34,59 @@ from tokengauge.ledger.history import Entry, UsageTable, read_only_entries, spli
 
 log = logging.getLogger(__name__)
 
-SQLITE_TIMEOUT_SECONDS: Final = 1.0
-"""How long one SQLite statement waits on another process's lock (diskcache's default is 60 s)."""
-USAGE_TIMEOUT_SECONDS: Final = 5.0
-"""…and how long a usage record waits: a request's record is worth a slower answer (a record
-left waiting in memory is lost if the process is killed)."""
-OPEN_WAIT_SECONDS: Final = 15.0
-"""How long opening waits out a lock held by another process before reading without writing."""
+TIMINGS_VARIABLE: Final = "TOKENGAUGE_LEDGER_TIMINGS"
+"""A test hook, not a setting: a JSON object of `LedgerTimings` fields the language server's
+ledger uses instead of the defaults, so that tests of a real server need not wait out seconds of
+lock handling."""
 DB_NAME: Final = "cache.db"
 OLD_USAGE_KEY: Final = "usage"
 """Where an older ledger kept its usage history: one diskcache value of JSON lines."""
+
+
+def _seconds(default: float) -> float:
+    return attrs.field(
+        default=default,
+        validator=[attrs.validators.instance_of((int, float)), attrs.validators.ge(0)],
+    )
+
+
+@attrs.frozen(kw_only=True)
+class LedgerTimings:
+    """How long the ledger waits on a disk another process holds, in seconds (the defaults
+    serve; tests shorten them)."""
+
+    statement: float = _seconds(1.0)
+    """How long one SQLite statement waits on another process's lock (diskcache's default is
+    60 s)."""
+    usage: float = _seconds(5.0)
+    """…and how long a usage record waits: a request's record is worth a slower answer (a
+    record left waiting in memory is lost if the process is killed)."""
+    opening: float = _seconds(15.0)
+    """How long opening waits out a lock held by another process before reading without
+    writing."""
+    closing: float = _seconds(2.0)
+    """How long closing goes on trying a locked disk for what still waits (the language client
+    kills a server that has not exited about 4 s after asking it to stop)."""
+    busy_pause: float = _seconds(5.0)
+    """How long the disk is left alone after another process held its lock too long."""
+
+
+USUAL_TIMINGS: Final = LedgerTimings()
+
+
+def timings_from_environment(environ: Mapping[str, str] = os.environ) -> LedgerTimings:
+    """The timings `TIMINGS_VARIABLE` gives (e.g. `{"busy_pause": 0.2}`), else the defaults."""
+    text = environ.get(TIMINGS_VARIABLE)
+    if not text:
+        return USUAL_TIMINGS
+    try:
+        fields = json.loads(text)
+        if not isinstance(fields, dict):
+            raise TypeError(f"not a JSON object: {text}")
+        return LedgerTimings(**fields)
+    except (ValueError, TypeError) as exc:
+        log.warning("%s ignored (%s): the ledger waits as usual", TIMINGS_VARIABLE, reason(exc))
+        return USUAL_TIMINGS
 
 
 class Failure(enum.Enum):
@@ -85,12 +130,12 @@ def reason(exc: BaseException) -> str:
 class DiskStore:
     """One open diskcache directory, and the identity of its database file when it was opened."""
 
-    def __init__(self, directory: Path, size_limit_bytes: int) -> None:
+    def __init__(self, directory: Path, size_limit_bytes: int, timings: LedgerTimings) -> None:
         """Open (or create) the store; raises whatever diskcache or SQLite raise."""
         self.directory = directory
         self.cache = diskcache.Cache(
             str(directory),
-            timeout=SQLITE_TIMEOUT_SECONDS,
+            timeout=timings.statement,
             size_limit=size_limit_bytes,
             # Reads never write (least-recently-used would, on every read, and each write is a
             # journalled commit); each response stores its messages' actuals again, so entries
@@ -101,7 +146,7 @@ class DiskStore:
             sqlite_mmap_size=0,
         )
         try:
-            self.usage = UsageTable(directory / DB_NAME, USAGE_TIMEOUT_SECONDS)
+            self.usage = UsageTable(directory / DB_NAME, timings.usage)
             self._adopt_old_usage(time.time())
         except BaseException:
             self.cache.close()
@@ -155,10 +200,10 @@ def move_aside(directory: Path) -> Path | None:
     return target
 
 
-def try_open(directory: Path, size_limit_bytes: int) -> DiskStore | None:
+def try_open(directory: Path, size_limit_bytes: int, timings: LedgerTimings) -> DiskStore | None:
     """A store in `directory`, or None (logged at debug) if it cannot be opened."""
     try:
-        return DiskStore(directory, size_limit_bytes)
+        return DiskStore(directory, size_limit_bytes, timings)
     except Exception as exc:
         log.debug("ledger at %s cannot be opened: %s", directory, reason(exc))
         return None
@@ -176,21 +221,25 @@ class Opening:
     usage: list[Entry] = attrs.field(factory=list)
 
 
-def open_store(directory: Path, size_limit_bytes: int, row_limit: int, usage_limit: int) -> Opening:
+def open_store(
+    directory: Path, size_limit_bytes: int, timings: LedgerTimings, row_limit: int, usage_limit: int
+) -> Opening:
     """Open the ledger in `directory`; a damaged one is moved aside and a new one started, a
     read-only one is read (at most `row_limit` rows and `usage_limit` usage records); one
-    locked by another process (another window starting at the same moment) is waited for."""
-    deadline = time.monotonic() + OPEN_WAIT_SECONDS
+    locked by another process (another window starting at the same moment) is waited for
+    (`timings.opening`)."""
+    deadline = time.monotonic() + timings.opening
     while True:
         try:
-            return Opening(DiskStore(directory, size_limit_bytes), f"ledger at {directory} opened")
+            opened = DiskStore(directory, size_limit_bytes, timings)
+            return Opening(opened, f"ledger at {directory} opened")
         except Exception as exc:
             failure = exc
         if classify(failure) is not Failure.BUSY or time.monotonic() >= deadline:
             break
         time.sleep(0.05)
     if classify(failure) is Failure.DAMAGED and (moved := move_aside(directory)) is not None:
-        store = try_open(directory, size_limit_bytes)
+        store = try_open(directory, size_limit_bytes, timings)
         if store is not None:
             return Opening(
                 store,

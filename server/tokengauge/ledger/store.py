@@ -16,7 +16,7 @@ disk is busy is applied again to the disk's document when it is free.
 
 The disk must never take the server down, nor lose what it holds for a passing reason:
 - another process holding the lock (SQLite waits 1 s): this call is served from memory, writes
-  wait in memory, and the disk is tried again after `BUSY_PAUSE`;
+  wait in memory, and the disk is tried again after a pause (`LedgerTimings.busy_pause`);
 - a damaged database (at start or later): the directory is moved aside (`ledger.damaged-<time>`),
   a fresh one is built and what memory holds is written to it, with a warning;
 - the directory deleted or replaced while running (noticed before each write): built again and
@@ -47,8 +47,10 @@ import cachetools
 
 from tokengauge.ledger.disk import (
     OLD_USAGE_KEY,
+    USUAL_TIMINGS,
     DiskStore,
     Failure,
+    LedgerTimings,
     classify,
     move_aside,
     open_store,
@@ -65,11 +67,6 @@ MEMORY_OTHER_LIMIT: Final = 16_384
 """Entries of the in-memory store of limits and documents (LRU)."""
 MEMORY_USAGE_LIMIT: Final = 50_000
 """Usage records kept in memory (this session's, or a read-only ledger's newest)."""
-CLOSE_WAIT: Final = 2.0
-"""Seconds `close` goes on trying a locked disk for what still waits (the language client kills
-a server that has not exited about 4 s after asking it to stop)."""
-BUSY_PAUSE: Final = 5.0
-"""Seconds the disk is left alone after another process held its lock too long."""
 MAX_REBUILDS: Final = 3
 """Rebuilds of a damaged or vanished directory in one session before memory takes over."""
 
@@ -94,13 +91,16 @@ class Ledger:
         directory: Path | None,
         *,
         size_limit_bytes: int = 256 * 2**20,
+        timings: LedgerTimings = USUAL_TIMINGS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Open the ledger in `directory`, or keep it in memory only when `directory` is None."""
+        """Open the ledger in `directory`, or keep it in memory only when `directory` is None;
+        `timings`: how long it waits on a disk another process holds."""
         if size_limit_bytes <= 0:
             raise ValueError(f"size_limit_bytes must be positive, not {size_limit_bytes}")
         self._directory = directory
         self._size_limit = size_limit_bytes
+        self._timings = timings
         self._clock = clock
         self._lock = threading.RLock()
         self._actuals: cachetools.LRUCache[str, int] = cachetools.LRUCache(MEMORY_ACTUALS_LIMIT)
@@ -310,9 +310,9 @@ class Ledger:
             self._flush()
 
     def close(self) -> None:
-        """Write what is still waiting (trying a locked disk for up to `CLOSE_WAIT` seconds),
-        then close the disk store; memory keeps working."""
-        deadline = time.monotonic() + CLOSE_WAIT
+        """Write what is still waiting (trying a locked disk for up to `timings.closing`
+        seconds), then close the disk store; memory keeps working."""
+        deadline = time.monotonic() + self._timings.closing
         while True:
             self._paused_until = 0.0  # what waits for a lock must not be lost at the end
             self._flush()
@@ -386,7 +386,7 @@ class Ledger:
             items = {} if self._batching else {k: self._memory_value(k) for k in self._dirty}
             usage = list(self._dirty_usage)
             try:
-                if usage:  # first: it waits longer for a lock (`USAGE_TIMEOUT_SECONDS`)
+                if usage:  # first: it waits longer for a lock (`timings.usage`)
                     store.usage.append(usage)
                     del self._dirty_usage[: len(usage)]
                 if items:
@@ -406,7 +406,7 @@ class Ledger:
         elif kind is Failure.READ_ONLY and not store.still_there():
             kind = Failure.GONE  # SQLite refuses to write a database file deleted under it
         if kind is Failure.BUSY:
-            self._paused_until = self._clock() + BUSY_PAUSE
+            self._paused_until = self._clock() + self._timings.busy_pause
             self._warn(kind, "is locked by another process (%s); data waits in memory", exc)
         elif kind is Failure.READ_ONLY:
             self._read_only = True
@@ -429,7 +429,7 @@ class Ledger:
             self._store = None
             assert self._directory is not None
             moved = move_aside(self._directory) if kind is Failure.DAMAGED else None
-            fresh = try_open(self._directory, self._size_limit)
+            fresh = try_open(self._directory, self._size_limit, self._timings)
             if fresh is None:
                 self._give_up(None, why)
                 return
@@ -465,7 +465,9 @@ class Ledger:
     # Opening.
 
     def _open(self, directory: Path) -> DiskStore | None:
-        opening = open_store(directory, self._size_limit, MEMORY_ACTUALS_LIMIT, MEMORY_USAGE_LIMIT)
+        opening = open_store(
+            directory, self._size_limit, self._timings, MEMORY_ACTUALS_LIMIT, MEMORY_USAGE_LIMIT
+        )
         log.log(logging.WARNING if opening.failure else logging.DEBUG, "%s", opening.message)
         if opening.failure is not None:
             self._warned.add(opening.failure)

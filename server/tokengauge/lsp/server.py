@@ -31,6 +31,7 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from tokengauge import __version__, protocol
 from tokengauge.gauge import Gauge
 from tokengauge.jsontext import TreeError, check_tree
+from tokengauge.ledger.disk import timings_from_environment
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
 from tokengauge.lsp.logs import configure_logging, forward_to_client
 from tokengauge.lsp.stdio import serve_stdio
@@ -156,7 +157,7 @@ class TokenGaugeServer(LanguageServer):
             frozenset(p.id for p in DEFAULT_PROVIDERS) if default_providers else frozenset()
         )
         directory = Path(settings.storage_dir or platformdirs.user_cache_dir("tokengauge"))
-        ledger = Ledger(directory / LEDGER_DIR)
+        ledger = Ledger(directory / LEDGER_DIR, timings=timings_from_environment())
         self._gauge = Gauge(settings, ledger)
         log.info(
             "tokengauge %s: %d models, ledger %s%s",
