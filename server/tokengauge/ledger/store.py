@@ -325,10 +325,12 @@ class Ledger:
             store.close()
 
     def _waiting(self) -> bool:
-        """Whether anything still waits for the disk."""
+        """Whether anything still waits for a disk that can take it (a read-only one cannot)."""
         with self._lock:
-            return self._store is not None and bool(
-                self._dirty or self._changes or self._dirty_usage
+            return (
+                self._store is not None
+                and not self._read_only
+                and bool(self._dirty or self._changes or self._dirty_usage)
             )
 
     # The memory stores in front of the disk.
