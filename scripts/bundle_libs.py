@@ -9,8 +9,11 @@ once in ``common``; what differs (compiled wheels, version-conditional dependenc
 Wheels come from the package index (resolved by uv for each target version and platform), never
 from a local interpreter, so one machine builds the layout for all versions and platforms. The
 pure-Python distributions are pinned, for every version, to what the oldest version resolved, so
-that each is kept once. Only what the server runs ships: no bytecode, tests, type stubs, debug
-symbols or installer records (each distribution keeps its METADATA headers and its licence files).
+that each is kept once. Only what the server runs ships: no tests, type stubs, debug symbols or
+installer records (each distribution keeps its METADATA headers and its licence files), and no
+bytecode: one set per CPython would double the download to spare the first start after an update;
+that start writes it, beside the sources or, where the extension's folder is read-only, into the
+extension's storage (PYTHONPYCACHEPREFIX: extension/src/server.ts).
 """
 
 from __future__ import annotations

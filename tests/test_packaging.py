@@ -1,4 +1,5 @@
-"""The VSIX: its layout, only what runs in it, and the server starting and counting from it.
+"""The VSIX: its layout, only what runs in it, and the server starting and counting from it,
+compiling its bytecode once into the extension's storage.
 
 The VSIX that scripts/build-vsix.sh wrote (scripts/setup.sh runs it) is unzipped and the server is
 started from it with each CPython 3.10–3.14 found on this machine, with site-packages switched off
@@ -301,3 +302,41 @@ def test_the_server_serves_from_the_bundle(unpacked: Path, version: str, tmp_pat
     assert all(tokens > 0 for count in counts for tokens in count["tokens"])
     assert shut_down is None
     assert untimed(bundled) == untimed(reference)
+
+
+def compiled_from_source(stderr: str, libs: Path) -> list[str]:
+    """The bundled modules a session under `python -v` compiled from their source."""
+    return re.findall(rf"^# code object from ({re.escape(str(libs))}\S+\.py)$", stderr, re.M)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_first_start_leaves_bytecode_for_every_later_one(
+    unpacked: Path, version: str, tmp_path: Path
+) -> None:
+    # Where the extension's folder is read-only, the extension points PYTHONPYCACHEPREFIX into its
+    # storage (server.ts): the first start writes the bytecode there, every later one compiles
+    # nothing, and nothing is written beside the sources.
+    python = python_for(version)
+    libs = unpacked / "bundled" / "libs"
+    prefix = tmp_path / "pycache"
+    env = {
+        "PYTHONPATH": ":".join(bundle_path(unpacked, version)),
+        "PYTHONPYCACHEPREFIX": str(prefix),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    beside = sorted(unpacked.rglob("*.pyc"))
+    stderr = []
+    for start in ("first", "second"):
+        (tmp_path / start).mkdir()
+        lsp_session([python, "-S", "-v", "-m", "tokengauge"], tmp_path / start, env)
+        stderr.append((tmp_path / start / "stderr.log").read_text(errors="replace"))
+    first, second = stderr
+    compiled = compiled_from_source(first, libs)
+    assert len(compiled) > 100, "the first start compiles the server and its libraries"
+    tag = version_dir_name(version).replace("cp", "cpython-")
+    written = {p for p in prefix.rglob(f"*.{tag}.pyc") if str(libs).lstrip("/") in str(p)}
+    assert len(written) >= len(compiled)
+    assert compiled_from_source(second, libs) == []
+    assert f"# code object from '{prefix}" in second
+    assert sorted(unpacked.rglob("*.pyc")) == beside, "nothing written beside the sources"

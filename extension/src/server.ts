@@ -1,6 +1,7 @@
 /**
  * Starting and supervising the Python server: find Python, launch `python -m tokengauge` with the
- * bundled libraries on PYTHONPATH, pass settings as initializationOptions, and restart it (a
+ * bundled libraries on PYTHONPATH (and its bytecode in the extension's storage where the
+ * extension's folder is read-only), pass settings as initializationOptions, and restart it (a
  * bounded number of times) when it dies; when it cannot start, say why. Everything else talks to
  * it through `ServerConnection`, in the types of `protocol.ts`.
  */
@@ -72,6 +73,31 @@ export function bundledPythonPath(extensionPath: string, version: [number, numbe
     const perVersion = path.join(libs, `cp${version[0]}${version[1]}`);
     const common = path.join(libs, 'common');
     return [perVersion, common].filter((dir) => fs.existsSync(dir));
+}
+
+/**
+ * Where the server's Python should write and read the bytecode of what it imports
+ * (`PYTHONPYCACHEPREFIX`), or undefined for beside the sources, as Python does by itself. The
+ * VSIX ships no bytecode (one set per CPython would double its download to spare one start per
+ * update), so the first start writes it; where the extension's folder is read-only (or the user
+ * asked Python to write none) that is into the extension's storage, or every start would compile
+ * the server and its libraries again. There, everything the server imports is compiled once,
+ * the standard library too, so a writable folder keeps Python's own place. The tree is keyed by
+ * the source's path, which an update changes: other versions' trees are removed.
+ */
+export async function bytecodeFolder(
+    extensionPath: string,
+    storage: string,
+    extensionVersion: string,
+    env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+    const libs = path.join(extensionPath, 'bundled', 'libs');
+    const writable = await fs.promises.access(libs, fs.constants.W_OK).then(() => true, () => false);
+    const kept = writable && !env.PYTHONDONTWRITEBYTECODE ? undefined : extensionVersion;
+    const root = path.join(storage, 'pycache');
+    const stale = (await fs.promises.readdir(root).catch(() => [])).filter((name) => name !== kept);
+    await Promise.all(stale.map((name) => fs.promises.rm(path.join(root, name), { recursive: true, force: true })));
+    return kept === undefined ? undefined : path.join(root, kept);
 }
 
 type NotificationHandler = (params: unknown) => void;
@@ -152,7 +178,15 @@ export class ServerConnection implements vscode.Disposable {
             this.log.info(untrustedNote(python.untrustedInterpreter, python));
         }
         const extra = bundledPythonPath(this.context.extensionPath, python.version);
+        const storage = this.context.globalStorageUri.fsPath;
+        await fs.promises.mkdir(storage, { recursive: true });
+        const version = String((this.context.extension.packageJSON as { version?: unknown }).version);
         const env = { ...process.env };
+        const bytecode = await bytecodeFolder(this.context.extensionPath, storage, version, env);
+        if (bytecode) {
+            env.PYTHONPYCACHEPREFIX = bytecode;
+            delete env.PYTHONDONTWRITEBYTECODE; // the user's trees get none: ours go to storage
+        }
         if (extra.length) {
             env.PYTHONPATH = [...extra, env.PYTHONPATH].filter(Boolean).join(path.delimiter);
         }
@@ -162,8 +196,6 @@ export class ServerConnection implements vscode.Disposable {
             args: [...python.args, '-m', 'tokengauge'], // stdio (no `transport`: it would append `--stdio`)
             options: { env },
         };
-        const storage = this.context.globalStorageUri.fsPath;
-        await fs.promises.mkdir(storage, { recursive: true });
         const clientOptions: LanguageClientOptions = {
             documentSelector: [],
             outputChannel: new LevelledChannel(this.log),
