@@ -19,6 +19,7 @@ resize retry. With policy "plain" (the chars/4 variant) it does what a simple pr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -29,8 +30,8 @@ import httpx
 from pygls.exceptions import JsonRpcException
 
 from tests.harness.copilot.records import Outcome
-from tests.harness.copilot.render import CopilotTokenizer
 from tests.harness.fake_upstream.config import ModelBehavior
+from tests.harness.fake_upstream.model import tokens
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import LspServer
 from tokengauge.calibration.classify import ErrorKind, classify_error
@@ -55,6 +56,7 @@ from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions
 
 CHARS_PER_TOKEN: Final = 4
+TEXTS_KEPT: Final = 5_000
 _EPSILON: Final = 1e-9
 _request_ids = itertools.count(1)
 
@@ -103,14 +105,17 @@ class ExactCounter:
 
     def __init__(self, true: ModelBehavior, tools: Sequence[Tool], true_tools: int) -> None:
         self.true = true
-        self.tokenizer = CopilotTokenizer(true.encoding)
+        self.text = functools.lru_cache(maxsize=TEXTS_KEPT)(
+            functools.partial(tokens, encoding_name=true.encoding)
+        )
+        """The true tokenizer's count of a string, the upstream's own."""
         self.walk = [s for tool in tools for s in walk_strings(tool)]
         self.tool_strings = frozenset(self.walk)
         self.tools = len(tools)
         self.tool_scale = self._tool_scale(true_tools)
 
     def _formula(self, scale: float) -> int:
-        strings = sum(copilot_scaled(self.tokenizer.text(s), scale) for s in self.walk)
+        strings = sum(copilot_scaled(self.text(s), scale) for s in self.walk)
         return math.floor(1.1 * (16 + 8 * self.tools + strings)) if self.tools else 0
 
     def _tool_scale(self, target: int) -> float:
@@ -126,7 +131,7 @@ class ExactCounter:
 
     def _one(self, item: str | Message) -> int:
         if isinstance(item, str):
-            raw = self.tokenizer.text(item)
+            raw = self.text(item)
             if item in self.tool_strings:
                 return copilot_scaled(raw, self.tool_scale)
             return copilot_scaled(raw, self.true.scale)
@@ -134,7 +139,7 @@ class ExactCounter:
         others = [p for p in item.content if not isinstance(p, ToolResultPart)]
         costs = [self._pieces(p.content) for p in results]
         if others or not results:
-            costs.append(self._pieces(others) + (self.tokenizer.text(item.name or "")))
+            costs.append(self._pieces(others) + (self.text(item.name or "")))
         total = sum(copilot_scaled(c, self.true.scale) for c in costs)
         total += self.true.per_message_overhead * len(costs)
         if item.role == "system":
@@ -145,11 +150,9 @@ class ExactCounter:
         total = 0
         for part in parts:
             if isinstance(part, TextPart):
-                total += self.tokenizer.text(part.value)
+                total += self.text(part.value)
             elif isinstance(part, ToolCallPart):
-                total += self.tokenizer.text(part.name) + self.tokenizer.text(
-                    json.dumps(part.input)
-                )
+                total += self.text(part.name) + self.text(json.dumps(part.input))
             elif isinstance(part, ToolResultPart):
                 total += self._pieces(part.content)
             elif isinstance(part, DataPart) and part.mime_type.startswith("image/"):

@@ -40,10 +40,12 @@ from collections.abc import Sequence
 from typing import Final, Literal, Protocol
 
 import attrs
+from cachetools import LRUCache
 
 from tests.harness.copilot.records import Outcome, Sender
-from tests.harness.copilot.render import CopilotTokenizer, image_tokens
 from tests.harness.copilot.scenario import Scenario, TurnPlan, summary_message
+from tests.harness.fake_upstream.model import encoding
+from tokengauge.counting.images import ImageRule, image_tokens
 from tokengauge.messages import (
     DataPart,
     Message,
@@ -65,6 +67,8 @@ HISTORY_MIME_TYPES: Final = frozenset(
 TOKENS_PER_MESSAGE: Final = 3
 REPLY_PRIMING: Final = 3
 MIN_MESSAGES: Final = 2
+TEXTS_KEPT: Final = 5_000
+"""Strings whose count the meter keeps (a session's history comes again with every request)."""
 
 Decision = Literal["none", "background", "block"]
 RequestKind = Literal["main", "compaction"]
@@ -129,13 +133,19 @@ def latest_exchange(history: Sequence[Message]) -> int:
 class RuntimeMeter:
     """The runtime's own count (tiktoken, o200k_base), × `factor` (a per-model correction)."""
 
-    def __init__(self, encoding: str = RUNTIME_ENCODING, factor: float = 1.0) -> None:
-        self.tokenizer = CopilotTokenizer(encoding)
+    def __init__(self, encoding_name: str = RUNTIME_ENCODING, factor: float = 1.0) -> None:
+        self.encoding = encoding(encoding_name)
         self.factor = factor
+        self._texts: LRUCache[str, int] = LRUCache(TEXTS_KEPT)
 
     def text(self, value: str) -> int:
         """Tokens of a string."""
-        return self.tokenizer.text(value)
+        if not value:
+            return 0
+        count = self._texts.get(value)
+        if count is None:
+            count = self._texts[value] = len(self.encoding.encode(value, disallowed_special=()))
+        return count
 
     def _part(self, part: Part) -> int:
         if isinstance(part, (TextPart, ThinkingPart)):
@@ -144,7 +154,7 @@ class RuntimeMeter:
             arguments = json.dumps(part.input, separators=(",", ":"))
             return self.text(part.call_id) + self.text(part.name) + self.text(arguments)
         if isinstance(part, DataPart) and part.mime_type.startswith("image/"):
-            return image_tokens(part.data)
+            return image_tokens(part.data, ImageRule.OPENAI)
         return 0
 
     def message(self, message: Message) -> int:

@@ -6,14 +6,12 @@ whatever the model: the renderer takes its tokenizer from the tokenizer provider
 that is checked against the agent budget, and the render size that background compaction compares
 with `maxInputTokens`, never ask the provider; only `countToolTokens` (the tools' share deducted
 from the budget) and the counts Copilot makes after a render (`countMessagesTokens` for its build
-event and telemetry) go through `provideTokenCount`. Read in the bundled extension.js of 0.67
-(`Bre.countMessageTokens`, `countMessageObjectTokens`, `MaterializedContainer.tokenCount`):
-- a message costs 3 + the tokens of each string value of its OpenAI form: the role, each text part,
-  the tool-call id of a tool message; its `tool_calls` count 1.5× (floored) the tokens of their
-  ids, the word "function", names and argument strings; a name adds 1; an image costs OpenAI's tile
-  formula (85 + 170 per 512-px tile after scaling the short side to 768);
-- a rendered prompt costs the sum of its messages (no per-completion 3);
-- internal tool-call ids carry a `__vscode-<n>` suffix while Copilot counts them (dropped on send).
+event and telemetry) go through `provideTokenCount`. Its count of a message is the one the product
+reproduces for calibration, `tokengauge.counting.copilot_view` (ARCHITECTURE §4), and the stand-in
+counts with that very code, so the two cannot drift apart; a rendered prompt costs the sum of its
+messages (no per-completion 3). What the view cannot see, the stand-in adds: internal tool-call ids
+carry a `__vscode-<n>` suffix while Copilot counts them (dropped on send, so a provider never
+receives them).
 The Simple-mode summary (what a foreground summarization sends in 0.67) lists the history as tagged
 chunks: `<user>` queries, `<conversation-summary>`, `<assistant>` responses and one `<tool>` chunk
 per call (`Used tool "name" with arguments: <first 200 chars>` and the result, cut to half of
@@ -22,33 +20,22 @@ per call (`Used tool "name" with arguments: <first 200 chars>` and the result, c
 
 from __future__ import annotations
 
-import base64
-import functools
 import json
 import math
-import struct
 from collections.abc import Sequence
 from typing import Final
 
-import cachetools
-import tiktoken
+import attrs
 
-from tokengauge.counting.encodings import EncodingRegistry
+from tests.harness.fake_upstream.model import encoding
+from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
+from tokengauge.counting.text import encode_ordinary
 from tokengauge.messages import DataPart, Message, Part, TextPart, ToolCallPart, ToolResultPart
 
-COPILOT_ENCODING: Final = "o200k_base"
-BASE_TOKENS_PER_MESSAGE: Final = 3
-BASE_TOKENS_PER_NAME: Final = 1
-TOOL_CALLS_FACTOR: Final = 1.5
 INTERNAL_ID_SUFFIX: Final = "__vscode-1795491211979"
 ARGUMENTS_SHOWN: Final = 200
 TOOL_RESULT_SHARE: Final = 0.5
 """`maxToolResultLength` = this share of `maxInputTokens` (`wto`); Simple mode keeps half of it."""
-
-
-@functools.lru_cache(maxsize=2)
-def _encoding(name: str) -> tiktoken.Encoding:
-    return EncodingRegistry().get(name)
 
 
 def arguments_json(value: object) -> str:
@@ -57,71 +44,24 @@ def arguments_json(value: object) -> str:
 
 
 class CopilotTokenizer:
-    """Copilot's own count of what it renders (`Bre`, o200k_base, LRU of 5,000 strings)."""
+    """Copilot's own count of what it renders (`Bre`, o200k_base): the product's `CopilotView`
+    over the messages as Copilot holds them."""
 
-    def __init__(self, encoding: str = COPILOT_ENCODING) -> None:
-        self._encoding = _encoding(encoding)
-        self._cache: cachetools.LRUCache[str, int] = cachetools.LRUCache(5_000)
-
-    def text(self, value: str) -> int:
-        """Tokens of a string (special-token text counted as text)."""
-        if not value:
-            return 0
-        cached = self._cache.get(value)
-        if cached is None:
-            cached = len(self._encoding.encode(value, disallowed_special=()))
-            self._cache[value] = cached
-        return cached
+    def __init__(self) -> None:
+        self.view = CopilotView(encoding(COPILOT_ENCODING))
 
     def truncate(self, value: str, tokens: int) -> str:
         """The first `tokens` tokens of `value` (all of it if it is that short)."""
-        if self.text(value) <= tokens:
-            return value
-        return self._encoding.decode(self._encoding.encode(value, disallowed_special=())[:tokens])
+        encoded = encode_ordinary(self.view.encoding, value)
+        return value if len(encoded) <= tokens else self.view.encoding.decode(encoded[:tokens])
 
     def message(self, message: Message) -> int:
-        """What one message adds to a render (a user message of tool results is one tool message
-        per result in Copilot's own prompt)."""
-        results = [p for p in message.content if isinstance(p, ToolResultPart)]
-        others = [p for p in message.content if not isinstance(p, ToolResultPart)]
-        total = sum(self._tool_message(p) for p in results)
-        if others or not results:
-            total += BASE_TOKENS_PER_MESSAGE + self.text(message.role)
-            total += sum(self._part(p) for p in others)
-            calls = [p for p in others if isinstance(p, ToolCallPart)]
-            if calls:
-                total += math.floor(TOOL_CALLS_FACTOR * sum(self._call(p) for p in calls))
-            if message.name:
-                total += self.text(message.name) + BASE_TOKENS_PER_NAME
-        return total
+        """What one message adds to a render."""
+        return self.view.message(as_held(message))
 
     def messages(self, messages: Sequence[Message]) -> int:
         """A rendered prompt's `tokenCount`: the sum of its messages."""
         return sum(self.message(m) for m in messages)
-
-    def _part(self, part: Part) -> int:
-        if isinstance(part, TextPart):
-            return self.text(part.value)
-        if isinstance(part, DataPart) and part.mime_type.startswith("image/"):
-            return image_tokens(part.data)
-        return 0
-
-    def _call(self, part: ToolCallPart) -> int:
-        return (
-            self.text(internal_id(part.call_id))
-            + self.text("function")
-            + self.text(part.name)
-            + self.text(arguments_json(part.input))
-        )
-
-    def _tool_message(self, part: ToolResultPart) -> int:
-        body = sum(self._part(p) for p in part.content)
-        return (
-            BASE_TOKENS_PER_MESSAGE
-            + self.text("tool")
-            + body
-            + self.text(internal_id(part.call_id))
-        )
 
 
 def internal_id(call_id: str) -> str:
@@ -129,22 +69,17 @@ def internal_id(call_id: str) -> str:
     return call_id if "__vscode-" in call_id else call_id + INTERNAL_ID_SUFFIX
 
 
-def image_tokens(data_base64: str) -> int:
-    """Copilot's `k5e` for a PNG data URL: scaled into 2048², short side to 768, 85 + 170/tile."""
-    try:
-        header = base64.b64decode(data_base64[:64] + "=" * (-len(data_base64[:64]) % 4))
-        width, height = struct.unpack(">II", header[16:24])
-    except (ValueError, struct.error):
-        return 85
-    if width <= 0 or height <= 0:
-        return 85
-    if max(width, height) > 2048:
-        scale = 2048 / max(width, height)
-        width, height = round(width * scale), round(height * scale)
-    scale = 768 / min(width, height)
-    width, height = round(width * scale), round(height * scale)
-    tiles: int = math.ceil(width / 512) * math.ceil(height / 512)
-    return tiles * 170 + 85
+def as_held(message: Message) -> Message:
+    """`message` with its tool-call ids as Copilot holds them (`internal_id`)."""
+    if not any(isinstance(p, (ToolCallPart, ToolResultPart)) for p in message.content):
+        return message
+    content = [
+        attrs.evolve(p, call_id=internal_id(p.call_id))
+        if isinstance(p, (ToolCallPart, ToolResultPart))
+        else p
+        for p in message.content
+    ]
+    return attrs.evolve(message, content=content)
 
 
 # --- Simple-mode summary prompt -------------------------------------------------------------------
