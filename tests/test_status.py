@@ -14,7 +14,6 @@ from tokengauge.messages import Message, TextPart, ToolCallPart
 from tokengauge.protocol import Status
 from tokengauge.status import (
     Figures,
-    LastConversation,
     cut_note,
     ladder_note,
     ready_status,
@@ -200,34 +199,6 @@ def test_ready_status(names: list[str], text: str, in_tooltip: str, severity: st
     assert in_tooltip in status.tooltip
     assert status.severity == severity
     assert "%" not in status.text
-
-
-@pytest.mark.parametrize(
-    ("document", "expected"),
-    [
-        pytest.param(
-            {"modelId": "gpt-4o", "inputTokens": 900, "outputTokens": 12},
-            LastConversation("gpt-4o", 900, 12),
-            id="whole",
-        ),
-        pytest.param(
-            {"modelId": "gpt-4o", "inputTokens": 900, "outputTokens": None},
-            LastConversation("gpt-4o", 900),
-            id="no-output",
-        ),
-        pytest.param({"modelId": "gpt-4o", "inputTokens": "900"}, None, id="text-count"),
-        pytest.param({"modelId": "gpt-4o", "inputTokens": True}, None, id="boolean-count"),
-        pytest.param({"modelId": 4, "inputTokens": 900}, None, id="numeric-id"),
-        pytest.param([1, 2], None, id="not-an-object"),
-        pytest.param(None, None, id="absent"),
-    ],
-)
-def test_last_conversation_from_the_ledger(
-    document: object, expected: LastConversation | None
-) -> None:
-    assert LastConversation.from_document(document) == expected
-    if expected is not None:
-        assert LastConversation.from_document(expected.to_document()) == expected
 
 
 @pytest.mark.parametrize(

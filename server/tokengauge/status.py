@@ -7,30 +7,32 @@ told them in Copilot's units: `models.declared`); its severity follows the same 
 the shares of the budget and of the window and gives the breakdown, the request's cost and
 today's for the model (where prices are known), the tokens a reduced tool documentation saved
 (`toolDocs`), and, folded away, the correction factors in use, as the log prints them. Before
-any request the status names the number of models ready. The last conversation request
-outlives the server as a ledger document (`LAST_CONVERSATION`), so a new session starts from it.
+any request the status names the number of models ready. `StatusBar` says which: the last
+conversation request of this session, else the one the usage history remembers from an earlier
+session (`activity.history`). The notes Token Gauge adds to answers are written here too.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final, TypeGuard
+from typing import Final
 
 import attrs
 
 from tokengauge.activity.cost import CostSource, CostSum
-from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.activity.history import History
+from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.ladder import Fitted
 from tokengauge.formatting import compact, format_usd, percent
 from tokengauge.messages import Message, TextPart
+from tokengauge.models.catalog import ModelSpec, UnknownModelError
+from tokengauge.models.offer import Offer
 from tokengauge.protocol import Severity, Status
 from tokengauge.settings import ToolDocs
 
 WARNING_AT: Final = 0.75
 ERROR_AT: Final = 0.90
-LAST_CONVERSATION: Final = "status/last-conversation"
-"""Ledger document name of the last conversation request (`LastConversation`)."""
 ICON: Final = "$(pulse)"
 NAMED_MODELS: Final = 8
 """Models named in the tooltip before any request; the others are counted."""
@@ -47,42 +49,6 @@ def severity_for(fill: float) -> Severity:
     if fill >= WARNING_AT:
         return "warning"
     return "info"
-
-
-@attrs.frozen
-class LastConversation:
-    """What the ledger keeps of the last conversation request: enough for the next session's
-    first status."""
-
-    model_id: str
-    input_tokens: int
-    output_tokens: int | None = None
-
-    def to_document(self) -> dict[str, Any]:
-        """As a JSON document."""
-        return {
-            "modelId": self.model_id,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-        }
-
-    @classmethod
-    def from_document(cls, document: object) -> LastConversation | None:
-        """Back from the ledger; None for anything that is not such a document."""
-        if not isinstance(document, Mapping):
-            return None
-        model_id, used, output = (
-            document.get("modelId"),
-            document.get("inputTokens"),
-            document.get("outputTokens"),
-        )
-        if not isinstance(model_id, str) or not _is_count(used):
-            return None
-        return cls(model_id, used, output if _is_count(output) else None)
-
-
-def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 @attrs.frozen
@@ -208,6 +174,63 @@ def ready_status(model_names: list[str]) -> Status:
         "the conversation uses.",
         severity="info",
     )
+
+
+class StatusBar:
+    """What the status bar says now, from the usage history and the models offered."""
+
+    def __init__(self, offer: Offer, history: History, calibration: Calibration) -> None:
+        self.offer = offer
+        self.history = history
+        self.calibration = calibration
+        self._tool_docs: dict[str, ToolDocs] = {}
+
+    def tool_docs_used(self, model: ModelSpec) -> None:
+        """`model.tool_docs` is what its latest chat sent (a pick in VS Code's model picker may
+        differ from the settings): the status names it."""
+        self._tool_docs[model.id] = model.tool_docs
+
+    def status(self) -> Status:
+        """The last conversation request, else how many models are ready."""
+        ready = [model.name for model in self.offer.catalog]
+        return self.conversation() or ready_status(ready)
+
+    def conversation(self) -> Status | None:
+        """The status of the last conversation request of this session, else of the one the
+        ledger remembers from an earlier session; None when there is none."""
+        last, history = self.history.last, self.history
+        if last is not None:
+            model = self.offer.model(last.model_id)
+            figures = self._figures(model, last.input_tokens, last.output_tokens)
+            if last.estimate.tools_saved:
+                figures = attrs.evolve(
+                    figures,
+                    tool_docs=self._tool_docs.get(model.id, model.tool_docs),
+                    tool_docs_total=history.tool_docs_saved(),
+                )
+            if last.cost_usd is not None:
+                figures = attrs.evolve(
+                    figures,
+                    cost_usd=last.cost_usd,
+                    cost_source=last.cost_source,
+                    today_usd=history.cost_today(model.id),
+                    conversation_usd=history.conversation_cost(),
+                )
+            return render_status(figures, last.estimate, self.calibration.ratios(model))
+        earlier = history.earlier()
+        try:
+            if earlier is not None:
+                model = self.offer.model(earlier.model_id)
+                figures = self._figures(model, earlier.input_tokens, earlier.output_tokens)
+                return render_status(figures, earlier=True)
+        except UnknownModelError:
+            pass  # a model no longer offered
+        return None
+
+    def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
+        """A request's figures against the model's sizes as its info reports them."""
+        sizes = self.offer.windows.sizes(model)
+        return Figures(model.name, used, sizes.max_input, sizes.window, output)
 
 
 def with_trim(status: Status, fitted: Fitted) -> Status:

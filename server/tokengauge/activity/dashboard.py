@@ -18,6 +18,7 @@ import attrs
 from tokengauge.activity.cost import CostSource, start_of_day
 from tokengauge.activity.record import RequestRecord
 from tokengauge.messages import unstructure
+from tokengauge.models.catalog import ModelSpec
 
 SECONDS_PER_DAY = 86_400
 
@@ -165,6 +166,23 @@ def build(
         conversations=_conversations(records),
         totals=_totals(records, start_of_day(now)),
     )
+
+
+def model_row(model: ModelSpec, window: int, max_input_tokens: int) -> ModelRow:
+    """A model offered, with its sizes (true tokens) and its prices if known."""
+    pricing = model.pricing
+    prices = (
+        None
+        if pricing is None
+        else PricingRow(
+            input=pricing.input_per_m_tok,
+            output=pricing.output_per_m_tok,
+            cached_input=pricing.cached_input_per_m_tok,
+            cache_write=pricing.cache_write_per_m_tok,
+            reasoning=pricing.reasoning_per_m_tok,
+        )
+    )
+    return ModelRow(model.id, model.name, window, max_input_tokens, prices)
 
 
 def models_seen(records: Sequence[RequestRecord]) -> list[ModelRow]:

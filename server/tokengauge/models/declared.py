@@ -24,14 +24,24 @@ turns went over it and summarized in the foreground (docs/BENCHMARKS.md). Counts
 part's prompt tokens go in the declared units (`Declared.scale`); the status bar and the
 dashboard keep true tokens. A declaration moves only when its ideal leaves a band around it, so
 calibration's noise sends no storm of `modelsChanged`, and no value flaps between two.
+`Declarations` keeps each model's (in the ledger too, so a new session starts from it); the ratio
+comes from calibration, which is told when a declaration replaces another (counts follow it).
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
+
+from tokengauge.ledger.store import Ledger
+from tokengauge.models.budget import LEAST_OUTPUT_FLOOR
+from tokengauge.models.catalog import ModelSpec
+from tokengauge.models.windows import Windows
+
+log = logging.getLogger(__name__)
 
 BAND_BELOW: Final = 0.06
 """A declared size is kept while at most this share below its ideal..."""
@@ -132,3 +142,81 @@ def _near(current: Declared, best: Declared) -> bool:
         ideal * (1 - BAND_BELOW) <= size <= ideal * (1 + BAND_ABOVE)
         for size, ideal in ((current.window, best.window), (current.max_input, best.max_input))
     )
+
+
+class Learning(Protocol):
+    """What a declaration needs of calibration (`calibration.estimates.Calibration` is it)."""
+
+    def basis(self, model: ModelSpec, window: int, max_input: int, least_output: int) -> Basis:
+        """What the model's declaration is made from, for its true `window` and `max_input`."""
+        ...
+
+    def changed(self, model_id: str) -> None:
+        """The model's counts must follow a new declaration."""
+        ...
+
+
+class Declarations:
+    """Each model's declaration, made for its true sizes (`Windows.sizes`) and calibration's
+    ratio, and moved only as `damped` says."""
+
+    def __init__(self, ledger: Ledger, windows: Windows, learning: Learning) -> None:
+        self.ledger = ledger
+        self.windows = windows
+        self.learning = learning
+        self._declared: dict[str, Declared] = {}
+
+    def get(self, model: ModelSpec) -> Declared:
+        """What VS Code is told of the model's window: the last declaration while the true sizes
+        are those it was made for, else a new one."""
+        current = self._declared.get(model.id)
+        if current is None:
+            current = Declared.from_document(self.ledger.get_document(_key(model.id)))
+            if current is not None:
+                self._declared[model.id] = current
+        basis = self._basis(model)
+        if current is None or (current.true_max_input, current.true_window) != (
+            basis.max_input,
+            basis.window,
+        ):
+            current = self._declare(model, damped(None, basis))
+        return current
+
+    def redeclare(self, model: ModelSpec) -> bool:
+        """Move the model's declaration if calibration has taken its ideal out of the band;
+        whether it moved (VS Code must ask for the models again)."""
+        current = self.get(model)
+        moved = damped(current, self._basis(model))
+        if moved == current:
+            return False
+        self._declare(model, moved)
+        log.info(
+            "%s: declared maxInputTokens %s, window %s (was %s, %s) in Copilot's units",
+            model.id,
+            f"{moved.max_input:,}",
+            f"{moved.window:,}",
+            f"{current.max_input:,}",
+            f"{current.window:,}",
+        )
+        return True
+
+    def _declare(self, model: ModelSpec, declared: Declared) -> Declared:
+        """Keep `declared` as the model's declaration (in the ledger too); counts follow a
+        declaration that replaces another."""
+        before = self._declared.get(model.id)
+        if before != declared:
+            self._declared[model.id] = declared
+            self.ledger.set_document(_key(model.id), declared.to_document())
+            if before is not None:
+                self.learning.changed(model.id)
+        return declared
+
+    def _basis(self, model: ModelSpec) -> Basis:
+        sizes = self.windows.sizes(model)
+        least_output = min(LEAST_OUTPUT_FLOOR, sizes.window - sizes.max_input)
+        return self.learning.basis(model, sizes.window, sizes.max_input, least_output)
+
+
+def _key(model_id: str) -> str:
+    """Ledger document name of a model's declaration."""
+    return f"declared/{model_id}"

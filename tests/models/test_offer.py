@@ -1,0 +1,39 @@
+"""The model offer: what VS Code is told of each model's window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.usage_reports import AGENT, TOOLS, report
+from tokengauge.formatting import compact
+from tokengauge.gauge import Gauge
+from tokengauge.ledger.store import Ledger
+from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
+
+
+def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_path: Path):
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="test"),),
+        models=(ModelSettings(id="gpt-4.1", provider="test"),),
+    )
+    gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
+    model = gauge.model("gpt-4.1")
+    [full] = gauge.models()
+    assert full.context_window > 200_000 and full.choices is not None
+    assert gauge.choose_context_size(model, 200_000) is True
+    assert gauge.choose_context_size(model, 200_000) is False  # no change, nothing to re-list
+    [small] = gauge.models()
+    assert small.context_window == 200_000
+    assert small.max_input_tokens + small.max_output_tokens == 200_000
+    listed = compact(full.context_window)
+    assert f"200k-token window (picked in the model's options; {listed} listed)" in small.tooltip
+    assert "errors" not in small.tooltip
+    assert gauge.max_input_tokens(model) < 200_000 and small.max_input_tokens < 200_000
+    assert small.max_input_tokens < full.max_input_tokens
+    report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
+    assert gauge.status().text == "$(pulse) 100k / 184k · 54%"
+    # A new session keeps the pick; picking the whole window again drops it.
+    later = Gauge(settings, Ledger(tmp_path / "ledger"))
+    assert later.models()[0].context_window == 200_000
+    assert later.choose_context_size(later.model("gpt-4.1"), full.context_window) is True
+    assert later.models()[0] == full
