@@ -54,11 +54,11 @@ from bench.benchlib import (
 from bench.stream_inprocess import in_process
 from bench.stream_script import (
     ANTHROPIC,
-    DIALECTS,
+    MODELS,
     OPENAI,
     SEQ,
-    Dialect,
     Script,
+    StreamModel,
     Trace,
     expect,
     make_stream,
@@ -204,11 +204,11 @@ def hi() -> list[dict[str, Any]]:
 
 
 def chat_params(
-    dialect: Dialect, messages: list[Any], tools: list[Any] | None = None
+    model: StreamModel, messages: list[Any], tools: list[Any] | None = None
 ) -> dict[str, Any]:
     params: dict[str, Any] = {
         "requestId": f"bench-{next(_request_ids)}",
-        "modelId": dialect.model_id,
+        "modelId": model.model_id,
         "messages": messages,
         "credentials": {"apiKey": API_KEY},
     }
@@ -254,7 +254,7 @@ class Sample:
 
 
 async def lsp_chat(
-    session: Stamped, upstream: Upstream, dialect: Dialect, script: Script, params: dict[str, Any]
+    session: Stamped, upstream: Upstream, model: StreamModel, script: Script, params: dict[str, Any]
 ) -> Sample:
     """One `tokenGauge/chat` over LSP; parts are stamped by the client's handler."""
     expect(upstream, script)
@@ -345,11 +345,11 @@ def paced_rows(report: Report, label: str, sample: Sample, plan: Plan) -> None:
 
 
 async def paced(
-    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, model: StreamModel, plan: Plan, how: str
 ) -> None:
-    script = Script(make_stream(dialect, plan.paced_events), int(plan.paced_delay_ms * 1e6))
-    sample = await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
-    paced_rows(report, f"{dialect.label} {how}", sample, plan)
+    script = Script(make_stream(model, plan.paced_events), int(plan.paced_delay_ms * 1e6))
+    sample = await lsp_chat(session, upstream, model, script, chat_params(model, hi()))
+    paced_rows(report, f"{model.label} {how}", sample, plan)
 
 
 # --- 2. burst -------------------------------------------------------------------------------------
@@ -400,14 +400,14 @@ def burst_rows(report: Report, label: str, runs: Sequence[Sample], over_lsp: boo
 
 
 async def burst(
-    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect, plan: Plan, how: str
+    report: Report, session: Stamped, upstream: Upstream, model: StreamModel, plan: Plan, how: str
 ) -> None:
-    stream = make_stream(dialect, plan.burst_events)
+    stream = make_stream(model, plan.burst_events)
     runs = [
-        await lsp_chat(session, upstream, dialect, Script(stream), chat_params(dialect, hi()))
+        await lsp_chat(session, upstream, model, Script(stream), chat_params(model, hi()))
         for _ in range(plan.burst_runs)
     ]
-    burst_rows(report, f"{dialect.label} {how}", runs, over_lsp=True)
+    burst_rows(report, f"{model.label} {how}", runs, over_lsp=True)
 
 
 # --- 3. time to first part ------------------------------------------------------------------------
@@ -443,25 +443,25 @@ async def first_parts(
     report: Report,
     session: Stamped,
     upstream: Upstream,
-    dialect: Dialect,
+    model: StreamModel,
     plan: Plan,
     workload: dict[str, Any],
 ) -> None:
-    stream = make_stream(dialect, SHORT_STREAM)
+    stream = make_stream(model, SHORT_STREAM)
     variants = (("keep-alive offered", False), ("upstream sends Connection: close", True))
     for label, close in variants:
         samples = [
             await lsp_chat(
-                session, upstream, dialect, Script(stream, close=close), chat_params(dialect, hi())
+                session, upstream, model, Script(stream, close=close), chat_params(model, hi())
             )
             for _ in range(plan.first_part_runs)
         ]
-        first_part_row(report, f"{dialect.label} over LSP, “hi”, {label} p50 / p99", samples)
+        first_part_row(report, f"{model.label} over LSP, “hi”, {label} p50 / p99", samples)
         if not close:
             connections = len({sample.trace.peer for sample in samples})
             report.add(
                 "3. time to first part (request sent → first text part at the client)",
-                f"{dialect.label}: connection reuse",
+                f"{model.label}: connection reuse",
                 f"{connections} TCP for {len(samples)} chats",
                 "upstream offered keep-alive; 1 would mean the server's pool reused it"
                 + (
@@ -475,18 +475,18 @@ async def first_parts(
         await lsp_chat(
             session,
             upstream,
-            dialect,
+            model,
             Script(stream),
-            chat_params(dialect, workload["messages"], workload["tools"]),
+            chat_params(model, workload["messages"], workload["tools"]),
         )
         for _ in range(runs)
     ]
-    size = len(json.dumps(chat_params(dialect, workload["messages"], workload["tools"])))
-    first_part_row(report, f"{dialect.label} over LSP, Copilot-sized request, first", big[:1])
-    first_part_row(report, f"{dialect.label} over LSP, Copilot-sized request p50 / p99", big[1:])
+    size = len(json.dumps(chat_params(model, workload["messages"], workload["tools"])))
+    first_part_row(report, f"{model.label} over LSP, Copilot-sized request, first", big[:1])
+    first_part_row(report, f"{model.label} over LSP, Copilot-sized request p50 / p99", big[1:])
     report.add(
         "3. time to first part (request sent → first text part at the client)",
-        f"{dialect.label}: Copilot-sized request",
+        f"{model.label}: Copilot-sized request",
         f"{size / 1024:,.0f} KiB",
         f"LSP params; upstream body {big[-1].trace.body_bytes / 1024:,.0f} KiB "
         f"(workload: {len(workload['messages'])} messages, {len(workload['tools'])} tools)",
@@ -504,22 +504,22 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
     sink = StampSink()
     runner = ChatRunner(gauge, client, sink)
 
-    async def chat(dialect: Dialect, script: Script) -> Sample:
-        return await direct_chat(runner, sink, upstream, script, chat_params(dialect, hi()))
+    async def chat(model: StreamModel, script: Script) -> Sample:
+        return await direct_chat(runner, sink, upstream, script, chat_params(model, hi()))
 
     try:
-        for dialect in DIALECTS:
-            label = f"{dialect.label} {IN_PROCESS}"
-            short = Script(make_stream(dialect, SHORT_STREAM))
+        for model in MODELS:
+            label = f"{model.label} {IN_PROCESS}"
+            short = Script(make_stream(model, SHORT_STREAM))
             for _ in range(WARM_UP_CHATS):
-                await chat(dialect, short)
-            stream = make_stream(dialect, plan.paced_events)
-            sample = await chat(dialect, Script(stream, int(plan.paced_delay_ms * 1e6)))
+                await chat(model, short)
+            stream = make_stream(model, plan.paced_events)
+            sample = await chat(model, Script(stream, int(plan.paced_delay_ms * 1e6)))
             paced_rows(report, label, sample, plan)
-            stream = make_stream(dialect, plan.burst_events)
-            runs = [await chat(dialect, Script(stream)) for _ in range(plan.burst_runs)]
+            stream = make_stream(model, plan.burst_events)
+            runs = [await chat(model, Script(stream)) for _ in range(plan.burst_runs)]
             burst_rows(report, label, runs, over_lsp=False)
-            firsts = [await chat(dialect, short) for _ in range(plan.first_part_runs)]
+            firsts = [await chat(model, short) for _ in range(plan.first_part_runs)]
             first_part_row(report, f"{label}, “hi”, keep-alive offered p50 / p99", firsts)
     finally:
         await client.aclose()
@@ -530,14 +530,14 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
 
 
 async def cold_first(
-    report: Report, session: Stamped, upstream: Upstream, dialect: Dialect
+    report: Report, session: Stamped, upstream: Upstream, model: StreamModel
 ) -> None:
-    """The server's first chat in this dialect."""
-    script = Script(make_stream(dialect, SHORT_STREAM))
-    sample = await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
+    """The server's first chat with this model."""
+    script = Script(make_stream(model, SHORT_STREAM))
+    sample = await lsp_chat(session, upstream, model, script, chat_params(model, hi()))
     first_part_row(
         report,
-        f"{dialect.label} over LSP, “hi”, first chat of the server",
+        f"{model.label} over LSP, “hi”, first chat of the server",
         [sample],
         "; sent right after initialize: counting may wait for the encoding that the server "
         "loads in a background thread (encodings.py EncodingRegistry.get, under its lock)",
@@ -564,27 +564,27 @@ async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -
     async with pygls_session(
         init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
     ) as session:
-        for dialect in DIALECTS:
-            await cold_first(report, session, upstream, dialect)
+        for model in MODELS:
+            await cold_first(report, session, upstream, model)
         await lsp_baseline(report, session, plan)
-        for dialect in DIALECTS:
-            await warm_up(session, upstream, dialect)
-            await paced(report, session, upstream, dialect, plan, OVER_LSP)
-            await burst(report, session, upstream, dialect, plan, OVER_LSP)
-            await first_parts(report, session, upstream, dialect, plan, workload)
+        for model in MODELS:
+            await warm_up(session, upstream, model)
+            await paced(report, session, upstream, model, plan, OVER_LSP)
+            await burst(report, session, upstream, model, plan, OVER_LSP)
+            await first_parts(report, session, upstream, model, plan, workload)
     async with bare_session(
         init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
     ) as bare:
-        for dialect in DIALECTS:
-            await warm_up(bare, upstream, dialect)
-            await paced(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
-            await burst(report, bare, upstream, dialect, plan, OVER_LSP_BARE)
+        for model in MODELS:
+            await warm_up(bare, upstream, model)
+            await paced(report, bare, upstream, model, plan, OVER_LSP_BARE)
+            await burst(report, bare, upstream, model, plan, OVER_LSP_BARE)
 
 
-async def warm_up(session: Stamped, upstream: Upstream, dialect: Dialect) -> None:
+async def warm_up(session: Stamped, upstream: Upstream, model: StreamModel) -> None:
     for _ in range(WARM_UP_CHATS):
-        script = Script(make_stream(dialect, SHORT_STREAM))
-        await lsp_chat(session, upstream, dialect, script, chat_params(dialect, hi()))
+        script = Script(make_stream(model, SHORT_STREAM))
+        await lsp_chat(session, upstream, model, script, chat_params(model, hi()))
 
 
 async def run_all(report: Report, plan: Plan, console: Console) -> None:
@@ -594,8 +594,8 @@ async def run_all(report: Report, plan: Plan, console: Console) -> None:
                 await over_lsp(report, upstream, Path(tmp), plan)
             with console.status("in process…"):
                 await direct(report, upstream, Path(tmp), plan)
-                for dialect in DIALECTS:
-                    await in_process(report, dialect, plan.burst_events, plan.parser_reps)
+                for model in MODELS:
+                    await in_process(report, model, plan.burst_events, plan.parser_reps)
 
 
 def measure(report: Report, console: Console, quick: bool) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 
 from bench.benchlib import Report, now, rate, repeat, us
-from bench.stream_script import Dialect, delta_text, make_stream
+from bench.stream_script import StreamModel, delta_text, make_stream
 from tests.harness.lsp import plain_client
 from tokengauge.lsp.server import ServerChatSink, create_server
-from tokengauge.messages import TextPart
-from tokengauge.protocol import CHAT_PART, ChatPart
+from tokengauge.messages import TextPart, unstructure
+from tokengauge.protocol import CHAT_PART, ChatPart, ChatPartParams
 from tokengauge.upstream.events import StreamParser
 from tokengauge.upstream.sse import aiter_events, iter_file_events
 
@@ -71,12 +71,12 @@ def feed_all(parser: StreamParser, pairs: Iterable[tuple[str, str]]) -> int:
     return produced + len(parser.finish())
 
 
-async def frame_and_parse(dialect: Dialect, chunks: Sequence[bytes]) -> int:
+async def frame_and_parse(model: StreamModel, chunks: Sequence[bytes]) -> int:
     """The server's path minus the network: `aiter_events` over one chunk per event, then parse."""
     response = httpx.Response(
         200, headers={"content-type": "text/event-stream"}, stream=ChunkStream(chunks)
     )
-    parser = dialect.parser()
+    parser = model.parser()
     produced = 0
     async for event in aiter_events(response):
         produced += len(parser.feed(event.event, event.data))
@@ -108,24 +108,24 @@ def client_dispatch(bodies: Sequence[bytes]) -> int:
     return handled
 
 
-async def in_process(report: Report, dialect: Dialect, events: int, reps: int) -> None:
-    """Section 4 for one dialect: each stage on a burst of `events` deltas, best of `reps`."""
+async def in_process(report: Report, model: StreamModel, events: int, reps: int) -> None:
+    """Section 4 for one model: each stage on a burst of `events` deltas, best of `reps`."""
     section = "4. in process, per event (no network, no LSP)"
-    stream = make_stream(dialect, events)
+    stream = make_stream(model, events)
     chunks = stream.events
     pairs = [(e.event, e.data) for e in iter_file_events(b"".join(chunks))]
     count = len(stream.deltas)
-    parse_ns, produced = best_of(reps, lambda: feed_all(dialect.parser(), pairs))
+    parse_ns, produced = best_of(reps, lambda: feed_all(model.parser(), pairs))
     report.add(
         section,
-        f"{dialect.label}: parser alone ({dialect.parser.__name__}.feed)",
+        f"{model.label}: parser alone ({model.parser.__name__}.feed)",
         f"{us(parse_ns / len(pairs))}/event",
         f"{rate(len(pairs), parse_ns)}; {len(pairs):,} events → {produced:,} stream events",
     )
-    frame_ns, _ = await best_of_async(reps, lambda: frame_and_parse(dialect, chunks))
+    frame_ns, _ = await best_of_async(reps, lambda: frame_and_parse(model, chunks))
     report.add(
         section,
-        f"{dialect.label}: SSE framing + parser (aiter_events, one chunk per event)",
+        f"{model.label}: SSE framing + parser (aiter_events, one chunk per event)",
         f"{us(frame_ns / len(chunks))}/event",
         f"{rate(len(chunks), frame_ns)}; framing alone ≈ {us((frame_ns - parse_ns) / len(chunks))}"
         "/event",
@@ -134,26 +134,26 @@ async def in_process(report: Report, dialect: Dialect, events: int, reps: int) -
     notify_ns, written = best_of(reps, lambda: notify_parts(parts))
     report.add(
         section,
-        f"{dialect.label}: chatPart notification (ServerChatSink.part → pygls → bytes)",
+        f"{model.label}: chatPart notification (ServerChatSink.part → pygls → bytes)",
         f"{us(notify_ns / count)}/part",
         f"{rate(count, notify_ns)}; {written / count:,.0f} bytes per notification",
     )
     report.add(
         section,
-        f"{dialect.label}: sum (framing + parse + notification)",
+        f"{model.label}: sum (framing + parse + notification)",
         f"{us((frame_ns + notify_ns) / count)}/part",
         "compare with the server's CPU per part in section 2 (which adds HTTP and stdout writes)",
     )
     bodies = [
         json.dumps(
-            {"jsonrpc": "2.0", "method": CHAT_PART, "params": {"requestId": "b", "part": p}}
+            {"jsonrpc": "2.0", "method": CHAT_PART, "params": unstructure(ChatPartParams("b", p))}
         ).encode()
         for p in parts
     ]
     client_ns, _ = best_of(reps, lambda: client_dispatch(bodies))
     report.add(
         section,
-        f"{dialect.label}: the bench's pygls client, per chatPart",
+        f"{model.label}: the bench's pygls client, per chatPart",
         f"{us(client_ns / count)}/part",
         f"{rate(count, client_ns)}; JSON parse + structure + handler, without reading the pipe "
         "(the client side of sections 1–2; VS Code's client is vscode-jsonrpc)",

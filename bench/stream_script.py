@@ -20,6 +20,7 @@ from tests.harness.fake_upstream.config import Chunking, Reply, Scripted
 from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.fake_upstream.wire import split_events
+from tokengauge.settings import DialectName
 from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
 from tokengauge.upstream.events import StreamParser
 from tokengauge.upstream.openai_stream import OpenAIStreamParser
@@ -31,25 +32,26 @@ PROMPT_TOKENS: Final = 12
 
 
 @attrs.frozen
-class Dialect:
-    """One wire dialect: its model, the model its answers name, and its stream parser."""
+class StreamModel:
+    """A model the bench chats with: the dialect it speaks, its id, the model its answers name,
+    and the server's stream parser for that dialect."""
 
-    name: str
+    dialect: DialectName
     label: str
     model_id: str
     response_model: str
     parser: Callable[[], StreamParser]
 
 
-OPENAI: Final = Dialect("openai", "OpenAI", "gpt-4o", "gpt-4o-2024-08-06", OpenAIStreamParser)
-ANTHROPIC: Final = Dialect(
+OPENAI: Final = StreamModel("openai", "OpenAI", "gpt-4o", "gpt-4o-2024-08-06", OpenAIStreamParser)
+ANTHROPIC: Final = StreamModel(
     "anthropic",
     "Anthropic",
     "claude-sonnet-4-5",
     "claude-sonnet-4-5-20250929",
     AnthropicStreamParser,
 )
-DIALECTS: Final = (OPENAI, ANTHROPIC)
+MODELS: Final = (OPENAI, ANTHROPIC)
 
 
 def delta_text(seq: int) -> str:
@@ -67,10 +69,10 @@ class Stream:
     """The indices in `events` of the text deltas, in sequence order."""
 
 
-def make_stream(dialect: Dialect, count: int) -> Stream:
-    """An answer of `count` text deltas in `dialect`."""
+def make_stream(model: StreamModel, count: int) -> Stream:
+    """An answer of `count` text deltas from `model`, in its dialect."""
     text = "".join(delta_text(k) for k in range(count))
-    answer = rendered(dialect.name, Reply(text=text), PROMPT_TOKENS, dialect.response_model)
+    answer = rendered(model.dialect, Reply(text=text), PROMPT_TOKENS, model.response_model)
     events = tuple(split_events((answer.body or "").encode()))
     deltas = tuple(i for i, event in enumerate(events) if SEQ.search(event.decode()))
     if len(deltas) != count:
