@@ -1,7 +1,7 @@
 """Summarization simulator: Copilot's agent loop against a model whose true tokenizer is skewed.
 
     .venv/bin/python -m bench.sim [--sweep] [--skew S] [--turns N] [--seed N] ...
-    .venv/bin/python -m bench.sim --scenario host [--compare-host /work/hostdumps]
+    .venv/bin/python -m bench.sim --scenario host [--compare-host [DIR]]
     .venv/bin/python -m bench.sim --runtime agent-host --scenario host --scales 0.6,1,1.6
 
 Copilot Chat 0.67's agent mode (`tests.harness.copilot.agent`: its budget, its own o200k count of
@@ -76,7 +76,9 @@ OUT: Final = Path(__file__).resolve().parents[1] / "out"
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.sim", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument(
         "--skew", type=float, help="true scale − 1 (default 0; host: every recorded skew)"
     )

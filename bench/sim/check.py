@@ -1,20 +1,20 @@
 """The simulator's host scenario checked against the real Copilot host suite, skew by skew.
 
-    .venv/bin/python -m bench.sim --scenario host --compare-host [/work/hostdumps]
+    .venv/bin/python -m bench.sim --scenario host --compare-host [DIR]
 
 Host figures come from each `DIR/skew-<scale>/` dump (`requests.json`: every upstream request with
 its true size and status; `result.json`: the turns that failed), or without DIR from the figures
-`host_extract` recorded with the scenario. Both sides are reduced the same
-way: failed turns; overflows (requests refused as too long); summarizations, in order, with their
-kind (a foreground Simple-mode summary request, or a background compaction request) and the true
-fill of the last successful main agent request sent before it; the largest true fill of any
-request. One rule differs from the suite's own `summarizations()`: a background compaction runs
-concurrently with the main request rendered with it, and the upstream sees them in either order;
-here "before" never counts that sibling main request (the one just before it with the same
-messages but the last; the suite's figure then names the sibling's fill), so that the same
-decision gives the same figure. A skew matches when the overflows are the
-same, the summarizations are as many and each pair's fills are within ±0.03. Beside it: the
-"exact" variant (perfect counts), and tokengauge's fills as a share of its (goal ≥ 0.97).
+`host_extract` recorded with the scenario. Both sides are reduced the same way: failed turns;
+overflows (requests refused as too long); summarizations, in order, with their kind (a foreground
+Simple-mode summary request, or a background compaction request) and the true fill of the last
+successful main agent request sent before it; the largest true fill of any request. One rule differs
+from the suite's own `summarizations()`: a background compaction runs concurrently with the main
+request rendered with it, and the upstream sees them in either order; here "before" never counts
+that sibling main request (the one just before it with the same messages but the last; the suite's
+figure then names the sibling's fill), so that the same decision gives the same figure. A skew
+matches when the overflows are the same, the summarizations are as many and each pair's fills are
+within ±0.03. Beside it: the "exact" variant (perfect counts), and tokengauge's fills as a share of
+its (goal ≥ 0.97).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Derive the simulator's host scenario from dumps of the Copilot host suite.
 
-    .venv/bin/python -m bench.sim.host_extract /work/hostdumps [--out bench/data]
+    .venv/bin/python -m bench.sim.host_extract DIR [--out bench/data]
 
-`scripts/test-copilot.sh` (with `TG_COPILOT_DUMP` set by the suite) leaves, per skew, the
-upstream's requests (`requests.json`), the extension's recording of every agent turn
-(`requests.json.turn-N.json`: each `provideTokenCount` input and answer, and each chat as the
-server got it, in ARCHITECTURE §3 JSON) and the figures (`result.json`). A dump root holds one
-`skew-<scale>/` directory per skew. From it this writes (`bench/data/README.md` describes them):
+`scripts/test-copilot.sh` (with `TG_COPILOT_DUMP` set by the suite) leaves, per skew, the upstream's
+requests (`requests.json`), the extension's recording of every agent turn
+(`requests.json.turn-N.json`: each `provideTokenCount` input and answer, and each chat as the server
+got it, in ARCHITECTURE §3 JSON) and the figures (`result.json`). DIR, a folder of host dumps, holds
+one `skew-<scale>/` directory per skew. From it this writes (`bench/data/README.md` describes them):
 - `copilot-host-common.json.gz`: what Copilot 0.67 sends whatever the content: its agent system
   prompt and environment message (of the skew-1.0 run), the 39 tool schemas, the
   background-compaction instruction, the Simple-mode summary prompt (system message, history
