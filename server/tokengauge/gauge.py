@@ -38,7 +38,7 @@ from tokengauge.messages import CountInput, Message, Tool, Usage
 from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, ModelSpec
 from tokengauge.models.declared import Declared
 from tokengauge.models.offer import Offer
-from tokengauge.models.served import Served, ServedWindows
+from tokengauge.models.served import Served, ServedWindows, cut_without_error
 from tokengauge.protocol import (
     Breakdown,
     CountTokensResult,
@@ -65,17 +65,6 @@ log = logging.getLogger(__name__)
 COPILOT_MESSAGE_OVERHEAD = 3
 """What Copilot Chat adds to each message count itself."""
 WARM_ENTRIES = 200_000
-CUT_BELOW: Final = 0.5
-"""A local server that counted less than this share of what the request should come to (the
-fit's own prediction, before any usage taught it) cut the prompt without an error: no tokenizer
-counts that much less than the prior (the harshest skew seen is 0.6)."""
-CUT_BELOW_CALIBRATED: Final = 0.75
-"""…and this share once usage has taught the fit the model's tokenizer."""
-FULL_WINDOW: Final = 0.97
-"""A read of at least this share of the served window, of a request estimated above that window,
-was cut to it: requests are fitted below the window, so only a cut fills it (a conversation that
-grows a turn at a time overflows by a little first). Taken for a cut wrongly, it costs only
-taking the window the server serves."""
 ANCHOR_SECONDS: Final = 600.0
 """How often a server that counts requests itself is asked for an exact count (the first request
 of a model in a session is always counted)."""
@@ -232,17 +221,9 @@ class Gauge:
         read = usage.total_input_tokens
         if served_kind(model.provider) is None or read <= 0:
             return False
-        fit = self.calibration.fit(model)
-        expected = self.expected_size(model, estimate)
-        share = CUT_BELOW_CALIBRATED if fit.observations or estimate.exact else CUT_BELOW
-        if read < share * expected:
-            return True
-        served = self.served.get(model.id)
-        return (
-            served is not None
-            and read >= FULL_WINDOW * served.window
-            and max(expected, estimate.total) > served.window
-        )
+        calibrated = bool(self.calibration.fit(model).observations or estimate.exact)
+        expected, served = self.expected_size(model, estimate), self.served.get(model.id)
+        return cut_without_error(read, expected, estimate.total, served, calibrated=calibrated)
 
     def expected_size(self, model: ModelSpec, estimate: RequestEstimate) -> int:
         """What the request most likely came to: the server's count, else the fit's, without

@@ -5,6 +5,7 @@ native one, and the first two cut a longer prompt without an error. `upstream.se
 loaded window from each server; `ServedWindows` keeps the last reading per model (in the ledger,
 so a new session starts from it) and says what limits the model's window: the loaded window,
 unless the person set `contextWindow` (theirs wins, and the reading is only compared with it).
+`cut_without_error` tells, from what a server read of a request, that it cut the prompt.
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ DOCUMENT: Final = "served-windows"
 
 Kind = Literal["ollama", "lmstudio", "llamacpp", "vllm"]
 LOCAL_KINDS: Final[tuple[Kind, ...]] = ("ollama", "lmstudio", "llamacpp", "vllm")
+CUT_BELOW: Final = 0.5
+"""A local server that counted less than this share of what the request should come to (the
+fit's own prediction, before any usage taught it) cut the prompt without an error: no tokenizer
+counts that much less than the prior (the harshest skew seen is 0.6)."""
+CUT_BELOW_CALIBRATED: Final = 0.75
+"""…and this share once usage has taught the fit the model's tokenizer."""
+FULL_WINDOW: Final = 0.97
+"""A read of at least this share of the served window, of a request estimated above that window,
+was cut to it: requests are fitted below the window, so only a cut fills it (a conversation that
+grows a turn at a time overflows by a little first). Taken for a cut wrongly, it costs only
+taking the window the server serves."""
 
 
 @attrs.frozen
@@ -91,3 +103,21 @@ class ServedWindows:
             DOCUMENT, {key: value.to_document() for key, value in self._served.items()}
         )
         return before is None or before.window != served.window
+
+
+def cut_without_error(
+    read: int, expected: int, estimated: int, served: Served | None, *, calibrated: bool
+) -> bool:
+    """Whether a local server that read `read` tokens of a request that most likely came to
+    `expected` (estimated at `estimated`, margins included) cut the prompt without an error: it
+    counted far below what the request comes to (`calibrated`: usage has taught the fit the
+    model's tokenizer, or the server counted the request itself), or read just its whole served
+    window of a request larger than that (Ollama and LM Studio do both)."""
+    share = CUT_BELOW_CALIBRATED if calibrated else CUT_BELOW
+    if read < share * expected:
+        return True
+    return (
+        served is not None
+        and read >= FULL_WINDOW * served.window
+        and max(expected, estimated) > served.window
+    )
