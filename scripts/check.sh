@@ -11,6 +11,7 @@ status=0
 "$VENV/bin/ruff" format --check . || status=1
 "$VENV/bin/mypy" || status=1
 "$VENV/bin/lint-imports" --no-cache || status=1  # the server's layers (pyproject: tool.importlinter)
+"$VENV/bin/python" -m scripts.gen_protocol --check || status=1  # the TS wire is the server's
 "$VENV/bin/python" scripts/check_standalone.py || status=1  # no machine path, nothing outside the checkout
 npm run --silent check || status=1
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || status=1

@@ -1,6 +1,7 @@
 /**
  * What the dashboard shows: the server's `tokenGauge/dashboard` answer (Python:
- * `tokengauge.dashboard.data.DashboardData`), the same JSON in the webview and in `tokengauge report`.
+ * `tokengauge.activity.dashboard.DashboardData`; tests/test_wire_sync.py holds both to the same
+ * fields), the same JSON in the webview and in `tokengauge report`.
  * Times are Unix seconds; days are local dates (`2026-11-24`); money is US dollars, null when unknown.
  */
 

@@ -12,7 +12,7 @@ import type * as vscode from 'vscode';
 
 import type { CountMemo, CountRequest } from './countMemo';
 import type { DashboardPanel } from './dashboardPanel';
-import { CountInput, CountResult, DashboardData, Methods } from './protocol';
+import { CountInput, CountTokensResult, DashboardData, Methods } from './protocol';
 import type { TokenGaugeProvider } from './provider';
 import type { ServerConnection } from './server';
 import type { StatusBar } from './statusBar';
@@ -47,7 +47,7 @@ export interface TokenGaugeDiagnostics {
     /** Empty the count memo (a new session's memo, before the server's warmCounts refill it). */
     clearCountMemo(): void;
     /** Ask the server for counts directly, past the memo (the benchmark's first answer of a new server). */
-    countUncached(modelId: string, inputs: string[]): Promise<CountResult>;
+    countUncached(modelId: string, inputs: string[]): Promise<CountTokensResult>;
     /** The strings the memo counts ahead with a model's first miss: every key and string of `vscode.lm.tools`' schemas. */
     companionStrings(): readonly string[];
     /** Milliseconds from activation to the first models offered (and from where) and to the server's first answer. */

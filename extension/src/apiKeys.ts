@@ -154,7 +154,7 @@ export class ApiKeys {
 
 /** The base URL a settings provider's requests go to: its own, else its preset's. */
 export function providerUrl(
-    providers: { id: string; preset?: string; baseUrl?: string }[],
+    providers: { id: string; preset?: string | null; baseUrl?: string }[],
     presets: { id: string; baseUrl: string | undefined }[],
     providerId: string,
 ): string | undefined {

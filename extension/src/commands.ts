@@ -8,9 +8,9 @@ import { diagnosticsText, SeenGroup } from './diagnostics';
 import { messageOf } from './errors';
 import { groupOf } from './groups';
 import { Preset } from './presets';
-import { KeyCheck, Methods } from './protocol';
+import { CheckKeyResult, Methods, ProviderSettings } from './protocol';
 import { ServerConnection } from './server';
-import { ISettings, ProviderSetting, saveProviders } from './settings';
+import { ISettings, saveProviders } from './settings';
 
 /** The command ids (package.json `contributes.commands`). */
 export const Commands = {
@@ -50,7 +50,7 @@ export interface CommandDeps {
 const ENTER_AGAIN = 'Enter Again';
 
 /** Ask the provider whether it accepts `key`; say what it answered. */
-async function checkKey(deps: CommandDeps, providerId: string, key: string): Promise<KeyCheck> {
+async function checkKey(deps: CommandDeps, providerId: string, key: string): Promise<CheckKeyResult> {
     const check = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Token Gauge: checking the API key with ${providerId}…` },
         () => deps.server.request(Methods.checkKey, { providerId, apiKey: key }),
@@ -60,7 +60,7 @@ async function checkKey(deps: CommandDeps, providerId: string, key: string): Pro
 }
 
 /** Tell the person what the check found; true when they asked to enter the key again. */
-async function reportCheck(check: KeyCheck): Promise<boolean> {
+async function reportCheck(check: CheckKeyResult): Promise<boolean> {
     if (check.accepted === true) {
         void vscode.window.showInformationMessage(`Token Gauge: ${check.message}`);
         return false;
@@ -223,7 +223,7 @@ async function addProvider(deps: CommandDeps): Promise<void> {
     if (key === undefined) {
         return;
     }
-    const entry: ProviderSetting = { id, preset: preset.id, ...(baseUrl === preset.baseUrl ? {} : { baseUrl }) };
+    const entry: ProviderSettings = { id, preset: preset.id, ...(baseUrl === preset.baseUrl ? {} : { baseUrl }) };
     if (key) {
         await deps.keys.set(entry.id, key);
     }

@@ -14,9 +14,9 @@
  * the new ones.
  */
 
-import { CountInput, CountResult, Scales } from './protocol';
+import { CountInput, CountTokensResult, Scales } from './protocol';
 
-export type CountRequest = (modelId: string, inputs: CountInput[]) => Promise<CountResult>;
+export type CountRequest = (modelId: string, inputs: CountInput[]) => Promise<CountTokensResult>;
 
 export type Digest = (text: string) => string;
 

@@ -8,7 +8,7 @@
 
 import type { GroupConfiguration } from './groups';
 import { groupProvider, groupSecrets } from './groups';
-import type { ProviderEntry } from './protocol';
+import type { ProviderSettings } from './protocol';
 import { redact, REDACTED, settingsSecrets } from './redact';
 import type { ISettings } from './settings';
 
@@ -30,7 +30,7 @@ export interface DiagnosticsSources {
 
 /** A provider as a bug report may show it: header values and the attribution's user (a person's
  * name, maybe) left out. */
-function shareableProvider(provider: ProviderEntry): ProviderEntry {
+function shareableProvider(provider: ProviderSettings): ProviderSettings {
     const shared = { ...provider };
     if (provider.headers) {
         shared.headers = Object.fromEntries(Object.keys(provider.headers).map((name) => [name, REDACTED]));
@@ -42,12 +42,12 @@ function shareableProvider(provider: ProviderEntry): ProviderEntry {
 }
 
 /** Providers as a bug report may show them. */
-function shareableProviders(providers: ProviderEntry[]): ProviderEntry[] {
+function shareableProviders(providers: ProviderSettings[]): ProviderSettings[] {
     return providers.map(shareableProvider);
 }
 
 /** A group's provider entry; one whose headers cannot be read is shown without them. */
-function groupEntry({ providerId, configuration }: SeenGroup): ProviderEntry {
+function groupEntry({ providerId, configuration }: SeenGroup): ProviderSettings {
     try {
         return groupProvider(providerId, configuration);
     } catch {

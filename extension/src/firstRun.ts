@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import { Commands, MANAGE_MODELS } from './commands';
 import { runningLocalServers } from './localServers';
 import { Preset } from './presets';
-import { ProviderSetting, saveProviders } from './settings';
+import { ProviderSettings } from './protocol';
+import { saveProviders } from './settings';
 
 const DONT_SHOW = "Don't Show Again";
 const MUTED_KEY = 'tokenGauge.firstRunMuted';
@@ -17,7 +18,7 @@ const MUTED_KEY = 'tokenGauge.firstRunMuted';
 export async function welcome(
     state: vscode.Memento,
     presets: Preset[],
-    configured: ProviderSetting[],
+    configured: ProviderSettings[],
 ): Promise<void> {
     if (state.get<boolean>(MUTED_KEY)) {
         return;

@@ -9,7 +9,7 @@
 
 import { PlainError } from './errors';
 import { Preset } from './presets';
-import { ProviderEntry } from './protocol';
+import { ProviderSettings } from './protocol';
 import { providerSecrets } from './redact';
 
 /** What the Add Models form asks for (package.json `languageModelChatProviders[].configuration`). */
@@ -59,7 +59,7 @@ export function parseHeaders(text: string | undefined): Record<string, string> {
 }
 
 /** The server's provider entry for a group. */
-export function groupProvider(providerId: string, configuration: GroupConfiguration): ProviderEntry {
+export function groupProvider(providerId: string, configuration: GroupConfiguration): ProviderSettings {
     const baseUrl = configuration.baseUrl?.trim();
     return {
         id: providerId,

@@ -1,7 +1,7 @@
 /** Finding an Ollama or LM Studio already running on this machine, to offer its models. */
 
 import { Preset } from './presets';
-import { ProviderEntry } from './protocol';
+import { ProviderSettings } from './protocol';
 
 const LOCAL_PRESETS = ['ollama', 'lmstudio'];
 const PROBE_TIMEOUT_MS = 1_500;
@@ -25,7 +25,7 @@ async function probe(baseUrl: string): Promise<number | undefined> {
 /** The local servers that answer and are not configured yet, with how many models each lists. */
 export async function runningLocalServers(
     presets: Preset[],
-    configured: ProviderEntry[],
+    configured: ProviderSettings[],
 ): Promise<{ preset: Preset; models: number }[]> {
     const used = new Set(configured.map((p) => p.baseUrl ?? presets.find((x) => x.id === p.preset)?.baseUrl));
     const candidates = presets.filter((p) => LOCAL_PRESETS.includes(p.id) && p.baseUrl && !used.has(p.baseUrl));

@@ -16,16 +16,16 @@ import { GroupConfiguration, groupProvider, Groups, groupSecrets } from './group
 import { configurationSchema, withPicked } from './modelChoices';
 import { Preset } from './presets';
 import {
-    AddedProvider,
+    AddProviderResult,
     ChatPartParams,
     CountInput,
-    DiscoveryReport,
+    DiscoverModelsResult,
     Message,
     Methods,
     ModelChoices,
     ModelInfo,
     ModelScales,
-    StreamPart,
+    ChatPart,
     Tool,
 } from './protocol';
 import { ServerConnection } from './server';
@@ -40,7 +40,7 @@ export interface CountObserver {
     chat(messages: Message[], tools: Tool[]): void;
 }
 
-type PartListener = (part: StreamPart) => void;
+type PartListener = (part: ChatPart) => void;
 
 /** VS Code 1.139's options (newer than the 1.104 typings): a Manage Models group's values, if any. */
 interface InformationOptions {
@@ -101,7 +101,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     /** Each offered model's picker options (a group's models only). */
     private readonly choices = new Map<string, ModelChoices | undefined>();
     /** Each group's `addProvider` with the running server (a new server knows none). */
-    private registrations = new Map<string, { values: string; added: Promise<AddedProvider> }>();
+    private registrations = new Map<string, { values: string; added: Promise<AddProviderResult> }>();
     /** How many times VS Code asked `provideTokenCount` (Copilot's counting load; tests report it). */
     tokenCountCalls = 0;
     /** When models were first offered after activation, and from where (the startup figures). */
@@ -174,7 +174,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     }
 
     /** Tell the running server about a Manage Models provider, once per server and set of values. */
-    private register(group: string, configuration: GroupConfiguration): Promise<AddedProvider> {
+    private register(group: string, configuration: GroupConfiguration): Promise<AddProviderResult> {
         const params = { provider: groupProvider(group, configuration), apiKey: configuration.apiKey || null };
         const values = JSON.stringify(params);
         const known = this.registrations.get(group);
@@ -218,7 +218,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
      * Have the server list the models of every provider with `discover` on, with their keys; it
      * announces new models itself (`tokenGauge/modelsChanged`).
      */
-    async discover(providerIds: string[]): Promise<DiscoveryReport> {
+    async discover(providerIds: string[]): Promise<DiscoverModelsResult> {
         const credentials = await this.keys.all(providerIds);
         return this.server.request(Methods.discoverModels, { credentials });
     }
@@ -362,7 +362,7 @@ const newerParts = vscode as unknown as {
  * the next request must send back (the names Copilot's own Anthropic and Responses clients use; it
  * keeps them in the history it sends us).
  */
-function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string, string?, Record<string, unknown>?] {
+function thinkingArgs(part: Extract<ChatPart, { type: 'thinking' }>): [string, string?, Record<string, unknown>?] {
     if (part.encrypted && part.id) {
         return ['', part.id, { encrypted_content: part.encrypted }];
     }
@@ -375,7 +375,7 @@ function thinkingArgs(part: Extract<StreamPart, { type: 'thinking' }>): [string,
     return [part.value];
 }
 
-function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: StreamPart, modelId: string): void {
+function report(progress: vscode.Progress<vscode.LanguageModelResponsePart>, part: ChatPart, modelId: string): void {
     const emit = (value: unknown): void => progress.report(value as vscode.LanguageModelResponsePart);
     const data = (text: string, mimeType: string): void => {
         if (newerParts.LanguageModelDataPart) {

@@ -12,7 +12,7 @@
 
 import type * as vscode from 'vscode';
 
-import type { ProviderEntry } from './protocol';
+import type { ProviderSettings } from './protocol';
 import type { ISettings } from './settings';
 
 export const REDACTED = '[redacted]';
@@ -79,7 +79,7 @@ export function urlSecrets(url: string): string[] {
 
 /** Every credential a provider's settings hold: its secret headers' values, its URL's; and the user
  * its gateway books spend to (a person's name, maybe: kept out the same way). */
-export function providerSecrets(provider: ProviderEntry): string[] {
+export function providerSecrets(provider: ProviderSettings): string[] {
     const headers = Object.entries(provider.headers ?? {})
         .filter(([name]) => secretHeader(name))
         .flatMap(([, value]) => [value, ...value.split(/\s+/).slice(-1)]);

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 
 import { workspaceNameOption } from './attribution';
-import { ProviderEntry } from './protocol';
+import { LogLevel, ModelSettings, ProviderSettings, ServerSettings } from './protocol';
 import { TelemetryOptions, telemetryOptions } from './telemetrySettings';
 import { userOnly } from './userSettings';
 
@@ -11,39 +11,11 @@ const CONFIG_SECTION = 'tokenGauge';
 /** Copilot Chat's own settings: its OpenTelemetry ones are followed (`telemetrySettings`). */
 const COPILOT_SECTION = 'github.copilot.chat';
 
-export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
-
-/** One entry of `tokenGauge.providers`. */
-export type ProviderSetting = ProviderEntry;
-
-export interface ModelSetting {
-    id: string;
-    provider: string;
-    name?: string;
-    family?: string;
-    contextWindow?: number;
-    maxOutputTokens?: number;
-    reservedOutputTokens?: number;
-    /** Ollama: the window to ask Ollama to load the model with (`options.num_ctx`). */
-    numCtx?: number;
-    /** Options of every request to the model unless it sets them (`thinkingBudget`, `reasoningEffort`, …). */
-    options?: Record<string, unknown>;
-    /** How much of each tool's documentation requests carry (`full`, `progressive`, `minimal`). */
-    toolDocs?: 'full' | 'progressive' | 'minimal';
-    pricing?: {
-        inputPerMTok: number;
-        outputPerMTok: number;
-        cachedInputPerMTok?: number;
-        cacheWritePerMTok?: number;
-        reasoningPerMTok?: number;
-    };
-}
-
 export interface ISettings {
-    providers: ProviderSetting[];
+    providers: ProviderSettings[];
     /** The user wrote no providers: the defaults serve (a local Ollama), unasked for. */
     defaultProviders: boolean;
-    models: ModelSetting[];
+    models: ModelSettings[];
     pythonPath: string;
     statusBarEnabled: boolean;
     logLevel: LogLevel;
@@ -63,7 +35,7 @@ export function readSettings(): ISettings {
     return {
         ...userOnly(config),
         defaultProviders: config.inspect('providers')?.globalValue === undefined,
-        models: config.get<ModelSetting[]>('models', []),
+        models: config.get<ModelSettings[]>('models', []),
         statusBarEnabled: config.get<boolean>('statusBar.enabled', true),
         logLevel: config.get<LogLevel>('logLevel', 'info'),
         idleTimeout: config.get<number>('idleTimeout', 120),
@@ -75,7 +47,7 @@ export function readSettings(): ISettings {
 
 /** What the server receives in `initializationOptions` (the workspace's name only when an attribution
  * tag names it). */
-export function initializationOptions(settings: ISettings, storageDir: string, workspaceName?: string): object {
+export function initializationOptions(settings: ISettings, storageDir: string, workspaceName?: string): ServerSettings {
     return {
         storageDir,
         // None written: the server's defaults (the manifest's), which it knows nobody asked for.
@@ -102,7 +74,7 @@ export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
 }
 
 /** Write `tokenGauge.providers` to the user settings (the server restarts with them). */
-export async function saveProviders(providers: ProviderSetting[]): Promise<void> {
+export async function saveProviders(providers: ProviderSettings[]): Promise<void> {
     await vscode.workspace
         .getConfiguration(CONFIG_SECTION)
         .update('providers', providers, vscode.ConfigurationTarget.Global);

@@ -3,9 +3,9 @@
 import * as vscode from 'vscode';
 
 import { Commands } from './commands';
-import { ServerStatus } from './protocol';
+import { Status } from './protocol';
 
-const BACKGROUND: Record<ServerStatus['severity'], vscode.ThemeColor | undefined> = {
+const BACKGROUND: Record<Status['severity'], vscode.ThemeColor | undefined> = {
     info: undefined,
     warning: new vscode.ThemeColor('statusBarItem.warningBackground'),
     error: new vscode.ThemeColor('statusBarItem.errorBackground'),
@@ -17,7 +17,7 @@ export class StatusBar implements vscode.Disposable {
         vscode.StatusBarAlignment.Right,
         100,
     );
-    private last: ServerStatus | undefined;
+    private last: Status | undefined;
 
     /** Shown from activation: the server's first status (the last request, from the ledger) follows. */
     constructor(private enabled: boolean) {
@@ -28,7 +28,7 @@ export class StatusBar implements vscode.Disposable {
     }
 
     /** Show a status from the server. */
-    update(status: ServerStatus): void {
+    update(status: Status): void {
         this.last = status;
         this.item.text = status.text;
         const tooltip = new vscode.MarkdownString(status.tooltip);

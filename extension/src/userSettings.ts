@@ -10,7 +10,7 @@
 
 import type * as vscode from 'vscode';
 
-import type { ProviderEntry } from './protocol';
+import type { ProviderSettings } from './protocol';
 
 /** The keys (under `tokenGauge.`) read from user settings only. */
 export const USER_ONLY = ['providers', 'pythonPath', 'usageRetentionDays'] as const;
@@ -19,7 +19,7 @@ export const USER_ONLY = ['providers', 'pythonPath', 'usageRetentionDays'] as co
 export type Inspectable = Pick<vscode.WorkspaceConfiguration, 'inspect'>;
 
 export interface UserOnlySettings {
-    providers: ProviderEntry[];
+    providers: ProviderSettings[];
     pythonPath: string;
     usageRetentionDays: number;
 }
@@ -33,7 +33,7 @@ export function userValue<T>(config: Inspectable, key: string, fallback: T): T {
 /** The settings of `USER_ONLY`, from the user's settings or the defaults. */
 export function userOnly(config: Inspectable): UserOnlySettings {
     return {
-        providers: userValue<ProviderEntry[]>(config, 'providers', []),
+        providers: userValue<ProviderSettings[]>(config, 'providers', []),
         pythonPath: userValue(config, 'pythonPath', ''),
         usageRetentionDays: userValue(config, 'usageRetentionDays', 30),
     };

@@ -27,14 +27,14 @@ from pytest_lsp import ClientServerConfig
 from pytest_lsp import LanguageClient as TestClient
 from pytest_lsp.client import make_test_lsp_client
 
-from tokengauge.protocol import CALIBRATION, CHAT_PART, MODELS_CHANGED, STATUS
+from tokengauge import protocol
 
 SERVER_COMMAND: Final = (sys.executable, "-m", "tokengauge")
 SERVER: Final = ClientServerConfig(server_command=list(SERVER_COMMAND))
 """The server for `@pytest_lsp.fixture(config=SERVER)`."""
 STOP_TIMEOUT_S: Final = 10.0
 """How long a server gets to answer `shutdown` and to exit before it is killed."""
-NOTIFICATIONS: Final = (CHAT_PART, STATUS, CALIBRATION, MODELS_CHANGED, types.WINDOW_LOG_MESSAGE)
+NOTIFICATIONS: Final = (*sorted(protocol.NOTIFICATIONS), types.WINDOW_LOG_MESSAGE)
 """Every notification the server sends."""
 
 Handler = Callable[[Any], None]

@@ -2,8 +2,9 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
 import { CountRecorder } from '../../src/api';
+import { Message } from '../../src/protocol';
 
-const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+const message: Message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
 const empty = { inputs: [], answers: [], chats: [], dropped: 0 };
 
 void test('records nothing until started, and nothing after it stopped', () => {

@@ -2,12 +2,12 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
 import { workspaceNameOption } from '../../src/attribution';
-import type { ProviderEntry } from '../../src/protocol';
+import type { ProviderSettings } from '../../src/protocol';
 
-const gateway = (tags: string[]): ProviderEntry => ({ id: 'gw', preset: 'litellm', attribution: { user: 'ana-lopez', tags } });
+const gateway = (tags: string[]): ProviderSettings => ({ id: 'gw', preset: 'litellm', attribution: { user: 'ana-lopez', tags } });
 
 void test("the server learns the workspace's name only when an attribution tag names it", () => {
-    const cases: [ProviderEntry[], string | undefined, object][] = [
+    const cases: [ProviderSettings[], string | undefined, object][] = [
         [[{ id: 'or', preset: 'openrouter' }], 'payroll-service', {}],
         [[gateway(['team:payments', 'kind:${requestKind}'])], 'payroll-service', {}],
         [[{ id: 'or', preset: 'openrouter' }, gateway(['ws:${workspaceName}'])], 'payroll-service', { workspaceName: 'payroll-service' }],

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 
 import { CountMemo, scaled } from '../../src/countMemo';
-import { CountInput, CountResult, Scales } from '../../src/protocol';
+import { CountInput, CountTokensResult, Message, Scales } from '../../src/protocol';
 
 const sha = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -18,7 +18,7 @@ class FakeServer {
     scales = (): Scales => ({ text: this.scale, cjk: this.cjkScale, tools: this.toolScale });
     delayMs = 0;
 
-    request = async (_model: string, inputs: CountInput[]): Promise<CountResult> => {
+    request = async (_model: string, inputs: CountInput[]): Promise<CountTokensResult> => {
         this.calls.push(inputs);
         if (this.delayMs) {
             await new Promise((r) => setTimeout(r, this.delayMs));
@@ -57,7 +57,7 @@ void test('string counts survive a new epoch and follow the new scale', async ()
 void test('message counts are dropped when the epoch changes', async () => {
     const server = new FakeServer();
     const memo = new CountMemo(server.request, sha);
-    const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+    const message: Message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
     await memo.count('m', message);
     await memo.count('m', message);
     assert.equal(server.calls.length, 1);
@@ -199,7 +199,7 @@ void test('CJK text and tool-schema strings have scales of their own', async () 
 void test('a calibration push rescales strings at once and drops stale message counts', async () => {
     const server = new FakeServer();
     const memo = new CountMemo(server.request, sha);
-    const message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
+    const message: Message = { role: 'user', content: [{ type: 'text', value: 'hi' }] };
     await memo.count('m', 'x'.repeat(10));
     await memo.count('m', message);
     memo.calibrate('m', { text: 3, cjk: 3, tools: 3 }, 2);

@@ -9,6 +9,7 @@ here.
 from __future__ import annotations
 
 from tokengauge.protocol.chat import (
+    STREAM_TAGS,
     ChatParams,
     ChatPart,
     ChatPartParams,
@@ -51,6 +52,7 @@ from tokengauge.protocol.methods import (
     MODELS,
     MODELS_CHANGED,
     NOTICE,
+    NOTIFICATIONS,
     RECORD_ERROR,
     RECORD_USAGE,
     REQUESTS,
@@ -86,10 +88,12 @@ __all__ = [
     "MODELS",
     "MODELS_CHANGED",
     "NOTICE",
+    "NOTIFICATIONS",
     "RECORD_ERROR",
     "RECORD_USAGE",
     "REQUESTS",
     "STATUS",
+    "STREAM_TAGS",
     "USAGE",
     "WARM_COUNTS",
     "AddProviderParams",

@@ -77,14 +77,14 @@ class StatefulMarkerPart:
     value: str
 
 
-_STREAM_TAGS: dict[type, str] = {**PART_TAGS, StatefulMarkerPart: "statefulMarker"}
+STREAM_TAGS: dict[type, str] = {
+    **PART_TAGS,
+    StatefulMarkerPart: "statefulMarker",
+    UsagePart: "usage",
+}
+"""Each streamed part's `type` on the wire."""
 ChatPart = Union[TextPart, ThinkingPart, ToolCallPart, StatefulMarkerPart, UsagePart]  # noqa: UP007
-configure_tagged_union(
-    ChatPart,
-    converter,
-    tag_name="type",
-    tag_generator=lambda cls: _STREAM_TAGS.get(cls, "usage"),
-)
+configure_tagged_union(ChatPart, converter, tag_name="type", tag_generator=STREAM_TAGS.__getitem__)
 
 
 @attrs.frozen

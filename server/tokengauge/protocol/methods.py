@@ -40,3 +40,6 @@ REQUESTS: Final = frozenset(
         DASHBOARD,
     }
 )
+"""The requests, extension → server (tests and the bench send `recordUsage`, `recordError`)."""
+NOTIFICATIONS: Final = frozenset({CHAT_PART, STATUS, MODELS_CHANGED, CALIBRATION, ACTIVITY, NOTICE})
+"""The notifications, server → extension."""

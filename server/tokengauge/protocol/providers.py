@@ -4,7 +4,7 @@ carries."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -19,22 +19,25 @@ class Capabilities:
     image_input: bool
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
 @attrs.frozen
-class Choice:
+class Choice(Generic[T_co]):
     """The values a person may pick for one model option, and the one used when none is."""
 
-    values: list[Any]
-    default: Any
+    values: list[T_co]
+    default: T_co
 
 
 @attrs.frozen
 class ModelChoices:
     """The options VS Code's model picker may offer for a model (`upstream.choices`)."""
 
-    reasoning_effort: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    thinking_budget: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    context_size: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    tool_docs: Choice | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    reasoning_effort: Choice[str] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    thinking_budget: Choice[int] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    context_size: Choice[int] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    tool_docs: Choice[str] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @attrs.frozen

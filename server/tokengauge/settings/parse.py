@@ -22,7 +22,7 @@ from tokengauge.settings.schema import (
     MAX_RETENTION_DAYS,
     MAX_TOKENS,
     MIN_TOOL_RESULT_TOKENS,
-    MIN_WINDOW,
+    MODEL_TOKEN_FLOORS,
     AttributionSettings,
     LogLevel,
     ModelSettings,
@@ -183,14 +183,8 @@ def _is_http_url(text: str) -> bool:
 
 def _checked_model(model: ModelSettings) -> ModelSettings:
     """The model without the sizes and prices that are not sensible (each logged)."""
-    floors = {
-        "context_window": MIN_WINDOW,
-        "max_output_tokens": 1,
-        "reserved_output_tokens": 0,
-        "num_ctx": MIN_WINDOW,
-    }
     changes: dict[str, Any] = {}
-    for field, floor in floors.items():
+    for field, floor in MODEL_TOKEN_FLOORS.items():
         value = getattr(model, field)
         if value is not None and token_count(value, floor) is None:
             log.warning(

@@ -25,6 +25,17 @@ MAX_ATTRIBUTION_TEXT: Final = 128
 ATTRIBUTION_VARIABLES: Final = ("workspaceName", "requestKind")
 """What an attribution tag may name as `${…}`: the workspace's name, the request's kind."""
 
+MODEL_TOKEN_FLOORS: Final = {
+    "context_window": MIN_WINDOW,
+    "max_output_tokens": 1,
+    "reserved_output_tokens": 0,
+    "num_ctx": MIN_WINDOW,
+}
+"""The least each of a model's token counts may be (the most: `MAX_TOKENS`); what is outside is
+dropped."""
+SERVER_ONLY: Final = {"server_only": True}
+"""Field metadata: set by the server, never read from `initializationOptions` (so no setting)."""
+
 DialectName = Literal["openai", "anthropic", "responses"]
 """The wire dialects an API may speak (`upstream.dialects.Dialect` implements each)."""
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
@@ -68,7 +79,7 @@ class ProviderSettings:
     """A preset id (`upstream.presets`, e.g. `openrouter`): the API's dialect and base URL, how
     its key is sent and checked, how its models are sized. The entry's own `dialect` and
     `baseUrl` win over the preset's."""
-    managed: bool = False
+    managed: bool = attrs.field(default=False, metadata=SERVER_ONLY)
     """Configured in VS Code's Manage Models (`tokenGauge/addProvider`), not in settings: it
     decides where a person is sent to fix a rejected key. Never taken from settings."""
     attribution: AttributionSettings | None = None
