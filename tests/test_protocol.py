@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, Usage, structure, unstructure
+from tokengauge.messages import (
+    Message,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    Usage,
+    structure,
+    unstructure,
+)
 from tokengauge.protocol import (
+    STREAM_TAGS,
     ChatPartParams,
     ChatResult,
     CountTokensParams,
     DiscoverModelsResult,
     ProviderDiscovery,
     RecordUsageParams,
+    StatefulMarkerPart,
     TrimReport,
     UsagePart,
 )
@@ -84,6 +95,20 @@ def test_chat_parts_carry_their_type():
         "data": {"prompt_tokens": 18},
     }
     assert unstructure(ChatPartParams("r1", parts[0]))["requestId"] == "r1"
+
+
+def test_every_streamed_part_is_written_with_its_tag():
+    """The tags the extension's generated types name (`STREAM_TAGS`) are the ones written."""
+    parts = [
+        TextPart("hi"),
+        ThinkingPart("hmm"),
+        ToolCallPart("c1", "read"),
+        StatefulMarkerPart("m"),
+        usage_part(),
+    ]
+    written = [unstructure(ChatPartParams("r1", part))["part"]["type"] for part in parts]
+    assert written == [STREAM_TAGS[type(part)] for part in parts]
+    assert written == ["text", "thinking", "toolCall", "statefulMarker", "usage"]
 
 
 def test_what_was_trimmed_is_said_only_when_something_was():
