@@ -237,10 +237,9 @@ class WireModel:
         docs = _docs(statements)
         for name in _bound_names(statements):
             value = vars(module)[name]
-            named = self.names.get(value) == name if _is_type(value) else False
             if not _is_type(value) or value not in self.directions:
                 continue
-            if named:
+            if self.names.get(value) == name:
                 members = self.ts(value, by_name=False)
                 yield "".join([*_comment(docs.get(name), ""), f"export type {name} = {members};\n"])
             elif isinstance(value, type) and value.__module__ == module.__name__:
