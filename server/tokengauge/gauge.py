@@ -24,7 +24,7 @@ import attrs
 from tokengauge.activity import dashboard
 from tokengauge.activity.history import History
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord
-from tokengauge.calibration.classify import ErrorKind, classify_error
+from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_error
 from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
@@ -70,6 +70,26 @@ ANCHOR_SECONDS: Final = 600.0
 of a model in a session is always counted)."""
 
 
+@attrs.frozen
+class UsageLearned:
+    """What a response's usage taught, for its caller."""
+
+    models_changed: bool
+    """The model's declaration moved: VS Code must ask for the models again."""
+    client_prompt: int
+    """The request's input in the units VS Code is told the model's window in (`declared`)."""
+
+
+@attrs.frozen
+class ErrorLearned:
+    """What an error answer taught, for its caller."""
+
+    learned_limit: int | None
+    """The window an overflow taught, if it taught one."""
+    models_changed: bool
+    """The model's window or declaration moved: VS Code must ask for the models again."""
+
+
 class Gauge:
     """Counting, calibration, budgets, usage and status for the configured models."""
 
@@ -87,7 +107,8 @@ class Gauge:
         self.frequent = FrequentStrings(ledger)
         resolved = attrs.evolve(settings, providers=resolve_all(settings.providers))
         self.offer = Offer(resolved, ledger, self.calibration)
-        self.history = History(ledger, settings.usage_retention_days, clock)
+        days = settings.usage_retention_days
+        self.history = History(ledger, days, self.offer.windows, self.calibration, clock)
         self.bar = StatusBar(self.offer, self.history, self.calibration)
         self._request_counters: dict[str, RequestCounter] = {}
         self._anchored: dict[str, float] = {}
@@ -359,6 +380,43 @@ class Gauge:
             max_input_tokens=self.max_input_tokens(model),
         )
 
+    def learn_usage(
+        self,
+        model: ModelSpec,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        usage: Usage,
+        estimate: RequestEstimate,
+        *,
+        given: Sequence[Tool] | None = None,
+    ) -> UsageLearned:
+        """Learn from the usage the API reported for a request of `messages` and `tools` (as
+        sent), estimated at `estimate` when it was sent (`given`: the tools in full, when the
+        request sent a reduced form): calibration learns the count, the usage history and the
+        status bar take the request, and the model's declaration follows calibration."""
+        self._learn_usage(model, estimate, usage, messages, given or tools)
+        self.history.answered(model, estimate, usage, messages, tools)
+        moved = self.offer.declarations.redeclare(model)
+        return UsageLearned(moved, self.client_prompt(model, usage.total_input_tokens))
+
+    def learn_error(
+        self,
+        model: ModelSpec,
+        messages: Sequence[Message],
+        error: ParsedError,
+        estimate: RequestEstimate,
+    ) -> ErrorLearned:
+        """Learn from an error the API answered a request of `messages` with, estimated at
+        `estimate` when it was sent: an overflow teaches the API's own window (whatever size was
+        picked) and the request's size; the model's declaration follows calibration."""
+        learned = None
+        if error.kind is ErrorKind.OVERFLOW:
+            window = self.offer.windows.api_window(model)
+            copilot = self.copilot_view.messages(messages)
+            learned = self.calibration.learn_overflow(model, estimate, error, window, copilot)
+        moved = self.offer.declarations.redeclare(model)
+        return ErrorLearned(learned, learned is not None or moved)
+
     def record_usage(
         self,
         params: RecordUsageParams,
@@ -367,23 +425,51 @@ class Gauge:
         log_request: bool = True,
         given: Sequence[Tool] | None = None,
     ) -> RecordResult:
-        """Learn from the usage the API reported for a request, as counted when it was sent;
-        `log_request`: add it to the usage history as answered (the chat logs its own); `given`:
-        the tools in full, when the request sent a reduced form."""
+        """`tokenGauge/recordUsage`: `learn_usage` of the request the payload names, estimated
+        now unless `estimate` is given; `log_request`: add it to the usage history as
+        answered."""
         model = self.model(params.model_id)
         estimate = estimate or self.estimate(model, params.messages, params.tools)
-        self._learn_usage(model, estimate, params.usage, params.messages, given or params.tools)
-        self.history.answered(model, estimate, params.usage, params.messages, params.tools)
+        usage = params.usage
+        learned = self.learn_usage(
+            model, params.messages, params.tools, usage, estimate, given=given
+        )
         if log_request:
             self.log_request(
-                model, params.messages, params.tools, estimate, "answered", usage=params.usage
+                model, params.messages, params.tools, estimate, "answered", usage=usage
             )
-        moved = self.offer.declarations.redeclare(model)
         return RecordResult(
             epoch=self.epoch,
             estimate=self.breakdown(model, estimate),
-            models_changed=moved,
-            client_prompt=self.client_prompt(model, params.usage.total_input_tokens),
+            models_changed=learned.models_changed,
+            client_prompt=learned.client_prompt,
+        )
+
+    def record_error(
+        self,
+        params: RecordErrorParams,
+        estimate: RequestEstimate | None = None,
+        *,
+        log_request: bool = True,
+    ) -> RecordResult:
+        """`tokenGauge/recordError`: the error body classified and `learn_error` of it, for the
+        request the payload names, estimated now unless `estimate` is given; `log_request`: add
+        the request to the usage history as failed."""
+        model = self.model(params.model_id)
+        estimate = estimate or self.estimate(model, params.messages, params.tools)
+        error = classify_error(params.status, params.body)
+        learned = self.learn_error(model, params.messages, error, estimate)
+        if log_request:
+            failure = error.kind.value.replace("_", " ")
+            self.log_request(
+                model, params.messages, params.tools, estimate, "failed", error=failure
+            )
+        return RecordResult(
+            epoch=self.epoch,
+            estimate=self.breakdown(model, estimate),
+            error=error.report(),
+            learned_limit=learned.learned_limit,
+            models_changed=learned.models_changed,
         )
 
     def _learn_usage(
@@ -399,37 +485,6 @@ class Gauge:
         copilot = self.copilot_view.messages(messages)
         whole = copilot + self.copilot_view.tools(tools)
         self.calibration.record_usage(model, estimate, usage, copilot, whole)
-
-    def record_error(
-        self,
-        params: RecordErrorParams,
-        estimate: RequestEstimate | None = None,
-        *,
-        log_request: bool = True,
-    ) -> RecordResult:
-        """Classify an API error body; learn from it when it is an overflow; `log_request`: add
-        the request to the usage history as failed (the chat logs its own)."""
-        model = self.model(params.model_id)
-        estimate = estimate or self.estimate(model, params.messages, params.tools)
-        error = classify_error(params.status, params.body)
-        learned = None
-        if error.kind is ErrorKind.OVERFLOW:  # the API's own window, whatever size was picked
-            window = self.offer.windows.api_window(model)
-            copilot = self.copilot_view.messages(params.messages)
-            learned = self.calibration.learn_overflow(model, estimate, error, window, copilot)
-        if log_request:
-            failure = error.kind.value.replace("_", " ")
-            self.log_request(
-                model, params.messages, params.tools, estimate, "failed", error=failure
-            )
-        moved = self.offer.declarations.redeclare(model)
-        return RecordResult(
-            epoch=self.epoch,
-            estimate=self.breakdown(model, estimate),
-            error=error.report(),
-            learned_limit=learned,
-            models_changed=learned is not None or moved,
-        )
 
     def ahead(
         self,
@@ -463,16 +518,13 @@ class Gauge:
         cut: bool = False,
         ahead: str | None = None,
     ) -> RequestRecord:
-        """Add a request to the usage history, with the model's sizes and ratios now
-        (`History.log`)."""
+        """Add a request to the usage history (`History.log`)."""
         return self.history.log(
             model,
             messages,
             tools,
             estimate,
             outcome,
-            sizes=self.offer.windows.sizes(model),
-            ratios=self.calibration.ratios(model),
             usage=usage,
             error=error,
             trimmed_tokens=trimmed_tokens,

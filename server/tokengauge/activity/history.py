@@ -21,12 +21,12 @@ from tokengauge.activity.conversations import Conversations, request_kind
 from tokengauge.activity.cost import CostSource, CostSum, cost_totals, request_cost_of, start_of_day
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
-from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.estimates import Calibration, RequestEstimate
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.models.windows import Sizes
+from tokengauge.models.windows import Windows
 from tokengauge.protocol import ModelCost
 
 HISTORY_IN_REPORT: Final = 100
@@ -93,10 +93,19 @@ class History:
     """The requests of this session and the usage history's sums."""
 
     def __init__(
-        self, ledger: Ledger, retention_days: int, clock: Callable[[], float] = time.time
+        self,
+        ledger: Ledger,
+        retention_days: int,
+        windows: Windows,
+        calibration: Calibration,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """`windows`, `calibration`: where a request's record reads the model's sizes and ratios
+        when it is logged."""
         self.ledger = ledger
         self.retention_days = retention_days
+        self.windows = windows
+        self.calibration = calibration
         self.clock = clock
         self.conversations = Conversations()
         self.latest: LastRequest | None = None
@@ -165,8 +174,6 @@ class History:
         estimate: RequestEstimate,
         outcome: Outcome,
         *,
-        sizes: Sizes,
-        ratios: dict[str, float],
         usage: Usage | None = None,
         error: str | None = None,
         trimmed_tokens: int = 0,
@@ -178,15 +185,16 @@ class History:
         cut: bool = False,
         ahead: str | None = None,
     ) -> RequestRecord:
-        """Add a request to the usage history: its conversation, sizes (the model's, and its
-        calibration's `ratios`), usage, cost and fate (`answer_text`, `answer_calls`: the
-        beginning of its answer and its tool calls' ids; `held`: the messages the conversation
-        holds, when the recovery ladder sent fewer; `cut`: the server cut the prompt without an
-        error; `ahead`: the conversation `ahead` told)."""
+        """Add a request to the usage history: its conversation, sizes, usage, cost and fate,
+        with the model's sizes and ratios now (`answer_text`, `answer_calls`: the beginning of
+        its answer and its tool calls' ids; `held`: the messages the conversation holds, when
+        the recovery ladder sent fewer; `cut`: the server cut the prompt without an error;
+        `ahead`: the conversation `ahead` told)."""
         kind, held, digests = self._placing(messages, tools, estimate, held)
         placement = self.conversations.place(
             held, digests, kind, answer_text, answer_calls, ahead=ahead
         )
+        sizes = self.windows.sizes(model)
         cost, source = request_cost_of(usage, model.pricing) if usage else (None, "estimate")
         record = RequestRecord(
             time=self.clock(),
@@ -210,7 +218,7 @@ class History:
             tool_docs_saved=estimate.tools_saved,
             retries=retries,
             summarized=placement.summarized,
-            ratios=ratios,
+            ratios=self.calibration.ratios(model),
             cut=cut,
         )
         self.ledger.append_usage(record.to_json())
