@@ -91,7 +91,8 @@ class ErrorLearned:
 
 
 class Gauge:
-    """Counting, calibration, budgets, usage and status for the configured models."""
+    """The parts over one ledger, the counts, and what each learns passed to the others; the
+    methods the chat and the language server call on the parts answer through them."""
 
     def __init__(
         self,

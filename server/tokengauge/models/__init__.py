@@ -1,2 +1,3 @@
-"""The models tokengauge offers: a built-in table of well-known models, and the catalog that
-merges configuration and discovery over it."""
+"""The models tokengauge offers: the built-in table and the catalog merged over it, each model's
+window and input budget (`windows`, `budget`), and what VS Code is told of them (`offer`,
+`declared`)."""
