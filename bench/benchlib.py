@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final, Literal
 
 import attrs
 from rich.console import Console
@@ -50,27 +51,47 @@ class Report:
             console.print(table)
 
 
+Size = Literal["full", "quick", "smoke"]
+"""How much a bench measures: everything, fewer repetitions, or each step once at its smallest."""
+SMOKE_HELP: Final = "each step once at its smallest: only that it runs (scripts/check.sh)"
+
+
+def bench_parser(doc: str | None, quick_help: str | None) -> argparse.ArgumentParser:
+    """A bench's command line: `--quick` (where `quick_help` says what it does) or `--smoke`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    sizes = parser.add_mutually_exclusive_group()
+    if quick_help is not None:
+        sizes.add_argument("--quick", action="store_true", help=quick_help)
+    sizes.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    return parser
+
+
+def size_of(args: argparse.Namespace) -> Size:
+    """The size `bench_parser`'s options chose."""
+    if args.smoke:
+        return "smoke"
+    return "quick" if getattr(args, "quick", False) else "full"
+
+
 def run_bench(
     doc: str | None,
     quick_help: str,
-    measure: Callable[[Report, Console, bool], None],
+    measure: Callable[[Report, Console, Size], None],
     argv: Sequence[str] | None = None,
 ) -> int:
-    """A bench script's `main`: parse `--quick`, measure into a report, print it and the run time.
+    """A bench script's `main`: parse its size, measure into a report, print it and the run time.
 
-    `measure(report, console, quick)` fills the report; the console is for its status spinners.
+    `measure(report, console, size)` fills the report; the console is for its status spinners.
     """
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
-    parser.add_argument("--quick", action="store_true", help=quick_help)
-    args = parser.parse_args(argv)
+    size = size_of(bench_parser(doc, quick_help).parse_args(argv))
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 132)
     report = Report()
     started = now()
-    measure(report, console, args.quick)
+    measure(report, console, size)
     report.print(console)
-    console.print(f"[dim]{'quick' if args.quick else 'full'} run took {ms(now() - started)}[/dim]")
+    console.print(f"[dim]{size} run took {ms(now() - started)}[/dim]")
     return 0
 
 

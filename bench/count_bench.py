@@ -1,6 +1,6 @@
 """How fast tokengauge counts a Copilot-sized request: prints figures, asserts nothing about time.
 
-    .venv/bin/python -m bench.count_bench [--quick]
+    .venv/bin/python -m bench.count_bench [--quick | --smoke]
 
 Measures, on the request of `tests/harness/copilot/workload.py` (1 system message, 100 mixed
 messages, 60 tools):
@@ -30,6 +30,7 @@ from rich.console import Console
 
 from bench.benchlib import (
     Report,
+    Size,
     latency,
     machine_rows,
     mib,
@@ -40,7 +41,12 @@ from bench.benchlib import (
     run_bench,
     us,
 )
-from tests.harness.copilot.workload import Workload, build_workload
+from tests.harness.copilot.workload import (
+    MESSAGE_COUNT,
+    TOOL_COUNT,
+    Workload,
+    build_workload,
+)
 from tests.harness.lsp import Endpoint, bare_server, spawn_server
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.text import TextCounter
@@ -67,10 +73,18 @@ class Plan:
     throughput_reps: int
     spawns: int
     empty_calls: int
+    messages: int = MESSAGE_COUNT
+    tools: int = TOOL_COUNT
+    """The workload's size."""
 
 
-QUICK: Final = Plan(cold_runs=3, warm_runs=5, throughput_reps=2, spawns=3, empty_calls=100)
-FULL: Final = Plan(cold_runs=8, warm_runs=30, throughput_reps=6, spawns=3, empty_calls=500)
+PLANS: Final[dict[Size, Plan]] = {
+    "full": Plan(cold_runs=8, warm_runs=30, throughput_reps=6, spawns=3, empty_calls=500),
+    "quick": Plan(cold_runs=3, warm_runs=5, throughput_reps=2, spawns=3, empty_calls=100),
+    "smoke": Plan(
+        cold_runs=1, warm_runs=1, throughput_reps=1, spawns=1, empty_calls=1, messages=6, tools=4
+    ),
+}
 
 # --- machine ------------------------------------------------------------------------------------
 
@@ -433,10 +447,10 @@ async def over_lsp(report: Report, workload: Workload, plan: Plan) -> None:
 # --- main -----------------------------------------------------------------------------------------
 
 
-def measure(report: Report, console: Console, quick: bool) -> None:
+def measure(report: Report, console: Console, size: Size) -> None:
     """Every section, in process first, then over LSP."""
-    plan = QUICK if quick else FULL
-    workload = build_workload()
+    plan = PLANS[size]
+    workload = build_workload(message_count=plan.messages, tool_count=plan.tools)
     strings = workload.copilot_strings()
     registry = load_encodings(report)  # First, so its RSS delta is about the encodings alone.
     machine(report, workload, strings)

@@ -1,7 +1,7 @@
 """The usage history under load and under kills: what one more record costs as the history grows,
 and what SIGKILLs mid-write (one window, and two on one ledger) leave of what was acknowledged.
 
-    .venv/bin/python -m bench.ledger_bench [--quick]
+    .venv/bin/python -m bench.ledger_bench [--quick | --smoke]
 
 Run it with `PYTHONPATH=<a server folder>` to measure another version of the ledger (the kill
 loop's writers and checker use the same one). Prints what it measured; asserts nothing.
@@ -9,12 +9,14 @@ loop's writers and checker use the same one). Prints what it measured; asserts n
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
+from bench.benchlib import Size, bench_parser, size_of
 from tests.harness import kill_loop
 from tokengauge.ledger.store import Ledger
 
@@ -66,17 +68,20 @@ def kills(rounds: int) -> None:
             print(kill_loop.summary(tally, f"{writers} writer{'s' * (writers > 1)}"))
 
 
-def main() -> None:
+SIZES: Final[dict[Size, tuple[list[int], int, int]]] = {
+    "full": ([0, 2_000, 10_000], 50, 50),
+    "quick": ([0, 200], 5, 4),
+    "smoke": ([0, 10], 1, 2),
+}
+"""History sizes, appends timed at each, and kill rounds."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     """Measure and print."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few records and kills")
-    args = parser.parse_args()
-    if args.quick:
-        append_costs([0, 200], 5)
-        kills(4)
-    else:
-        append_costs([0, 2_000, 10_000], 50)
-        kills(50)
+    args = bench_parser(__doc__, "a few records and kills").parse_args(argv)
+    sizes, samples, rounds = SIZES[size_of(args)]
+    append_costs(sizes, samples)
+    kills(rounds)
 
 
 if __name__ == "__main__":

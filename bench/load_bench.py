@@ -1,6 +1,6 @@
 """Load benchmark: 20 concurrent chats and 1,000 counts a second against one server, for 60 s.
 
-    .venv/bin/python -m bench.load_bench [--quick]
+    .venv/bin/python -m bench.load_bench [--quick | --smoke]
 
 One `python -m tokengauge` on pipes (a bare JSON-RPC client, so the figures are the server's), the
 fake upstream (`tests/harness/fake_upstream`) as a second process streaming each chat's answer in
@@ -9,7 +9,7 @@ Twenty chat loops send one chat after another; a pacer sends a `countTokens` of 
 millisecond, whatever the answers (most strings asked before, one in five new, as in Copilot's
 agent loop). It prints the server's RSS at 10 s and at the end (and its peak), count latency
 percentiles, chat times, and every error. A benchmark, not a test: it fails nothing.
-`--quick` runs 10 s.
+`--quick` runs 10 s; `--smoke` 1 s of 2 chat loops and 50 counts a second.
 """
 
 from __future__ import annotations
@@ -25,15 +25,27 @@ import attrs
 from rich.console import Console
 
 from bench import benchlib
-from bench.benchlib import Report, mib, ms, now, proc_status, us
+from bench.benchlib import Report, Size, mib, ms, now, proc_status, us
 from tests.harness.fake_upstream.config import Chunking, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.process import SubprocessUpstream
 from tests.harness.lsp import BareClient, bare_server
 
-SECONDS: Final = 60.0
-QUICK_SECONDS: Final = 10.0
-CHATS: Final = 20
-COUNTS_PER_SECOND: Final = 1000
+
+@attrs.frozen
+class Load:
+    """How long the load lasts and how heavy it is."""
+
+    seconds: float
+    chats: int
+    """Chat loops at once."""
+    counts_per_second: int
+
+
+LOADS: Final[dict[Size, Load]] = {
+    "full": Load(60.0, 20, 1000),
+    "quick": Load(10.0, 20, 1000),
+    "smoke": Load(1.0, 2, 50),
+}
 NEW_STRING_SHARE: Final = 5  # one count in five asks a string never seen before
 WINDOW: Final = 128_000
 TOOL_STRINGS: Final = [
@@ -99,8 +111,8 @@ async def chat_loop(server: BareClient, index: int, end: int, tally: Tally) -> N
             tally.chat_time.append(now() - started)
 
 
-async def count_pacer(server: BareClient, end: int, tally: Tally) -> None:
-    interval = 1_000_000_000 // COUNTS_PER_SECOND
+async def count_pacer(server: BareClient, end: int, per_second: int, tally: Tally) -> None:
+    interval = 1_000_000_000 // per_second
     tasks: set[asyncio.Task[None]] = set()
     serial = 0
 
@@ -136,7 +148,7 @@ async def sample_rss(pid: int, started: int, tally: Tally) -> None:
     tally.rss_kib[f"RSS at {(now() - started) / 1e9:.0f} s"] = proc_status("VmRSS", pid)
 
 
-async def run(seconds: float) -> tuple[Tally, int]:
+async def run(load: Load) -> tuple[Tally, int]:
     tally = Tally()
     upstream = UpstreamConfig(
         model=ModelBehavior(context_window=WINDOW),
@@ -156,10 +168,10 @@ async def run(seconds: float) -> tuple[Tally, int]:
             cpu_before = benchlib.cpu_ticks_ns(process.pid)
             upstream_before = benchlib.cpu_ticks_ns(up.pid)
             bench_before = benchlib.cpu_ticks_ns(os.getpid())
-            end = started + int(seconds * 1e9)
+            end = started + int(load.seconds * 1e9)
             sampler = asyncio.create_task(sample_rss(process.pid, started, tally))
-            work = [chat_loop(server, i, end, tally) for i in range(CHATS)]
-            await asyncio.gather(count_pacer(server, end, tally), *work)
+            work = [chat_loop(server, i, end, tally) for i in range(load.chats)]
+            await asyncio.gather(count_pacer(server, end, load.counts_per_second, tally), *work)
             elapsed = now() - started
             tally.rss_kib[f"RSS at {elapsed / 1e9:.0f} s"] = proc_status("VmRSS", process.pid)
             tally.rss_kib["peak RSS"] = proc_status("VmHWM", process.pid)
@@ -176,17 +188,19 @@ def percentiles(samples: Sequence[int]) -> str:
     return f"p50 {us(cuts[49])} · p90 {us(cuts[89])} · p99 {us(cuts[98])} · max {us(max(samples))}"
 
 
-def measure(report: Report, console: Console, quick: bool) -> None:
-    seconds = QUICK_SECONDS if quick else SECONDS
+def measure(report: Report, console: Console, size: Size) -> None:
+    load = LOADS[size]
     benchlib.machine_rows(report, "machine")
-    with console.status(f"{CHATS} chats and {COUNTS_PER_SECOND} counts/s for {seconds:.0f} s"):
-        tally, elapsed = asyncio.run(run(seconds))
+    with console.status(
+        f"{load.chats} chats and {load.counts_per_second} counts/s for {load.seconds:.0f} s"
+    ):
+        tally, elapsed = asyncio.run(run(load))
     section = "1 load"
     report.add(
         section,
         "duration",
         ms(elapsed),
-        f"{CHATS} chat loops, counts paced at {COUNTS_PER_SECOND}/s",
+        f"{load.chats} chat loops, counts paced at {load.counts_per_second}/s",
     )
     for name, kib in tally.rss_kib.items():
         report.add(section, name, mib(kib))

@@ -1,6 +1,6 @@
 """Memory under a stream of strings never counted before: the server's RSS over time.
 
-    .venv/bin/python -m bench.rss_bench [--quick]
+    .venv/bin/python -m bench.rss_bench [--quick | --smoke]
 
 One `python -m tokengauge` on pipes counts one new string per request, 1,000 requests a second,
 for 5 minutes (`--quick`: 1 minute). Every cache the server keeps per string (the text LRU, the
@@ -14,15 +14,15 @@ import asyncio
 import sys
 import tempfile
 from collections.abc import Sequence
+from typing import Final
 
 from rich.console import Console
 
 from bench import benchlib
-from bench.benchlib import Report, mib, now, proc_status
+from bench.benchlib import Report, Size, mib, now, proc_status
 from tests.harness.lsp import bare_server
 
-MINUTES = 5.0
-QUICK_MINUTES = 1.0
+MINUTES: Final[dict[Size, float]] = {"full": 5.0, "quick": 1.0, "smoke": 0.05}
 PER_SECOND = 1000
 SAMPLE_EVERY_S = 10
 
@@ -70,8 +70,8 @@ def growth(samples: list[tuple[float, int]]) -> float:
     return (r1 - r0) / 1024 / ((t1 - t0) / 60) if t1 > t0 else 0.0
 
 
-def measure(report: Report, console: Console, quick: bool) -> None:
-    minutes = QUICK_MINUTES if quick else MINUTES
+def measure(report: Report, console: Console, size: Size) -> None:
+    minutes = MINUTES[size]
     benchlib.machine_rows(report, "machine")
     with console.status(f"{PER_SECOND} new strings/s for {minutes:g} min"):
         samples = asyncio.run(run(minutes))

@@ -1,6 +1,6 @@
 """Server start: from spawning `python -m tokengauge` to its first answers, N times.
 
-    .venv/bin/python -m bench.startup [--quick]
+    .venv/bin/python -m bench.startup [--quick | --smoke]
 
 Each run spawns the real server over stdio (a bare JSON-RPC client, so the figures are the
 server's) and sends what the extension sends at activation: `initialize` at once, then
@@ -33,11 +33,10 @@ import attrs
 from rich.console import Console
 
 from bench import benchlib
-from bench.benchlib import Report, ms, now
+from bench.benchlib import Report, Size, ms, now
 from tests.harness.lsp import SERVER_COMMAND, BareClient
 
-RUNS: Final = 10
-QUICK_RUNS: Final = 3
+RUNS: Final[dict[Size, int]] = {"full": 10, "quick": 3, "smoke": 1}
 TOP_IMPORTS: Final = 15
 STOP_TIMEOUT_S: Final = 10.0
 PROVIDERS: Final = [
@@ -249,8 +248,8 @@ def load() -> str:
     return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def measure(report: Report, console: Console, quick: bool) -> None:
-    runs = QUICK_RUNS if quick else RUNS
+def measure(report: Report, console: Console, size: Size) -> None:
+    runs = RUNS[size]
     benchlib.machine_rows(report, "machine")
     report.add("machine", "load average before", load(), "1 / 5 / 15 min")
     with console.status(f"{runs} first starts"):
@@ -266,7 +265,7 @@ def measure(report: Report, console: Console, quick: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return benchlib.run_bench(__doc__, f"{QUICK_RUNS} runs of each kind", measure, argv)
+    return benchlib.run_bench(__doc__, f"{RUNS['quick']} runs of each kind", measure, argv)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """How fast tokengauge streams a chat response: prints figures, asserts nothing about time.
 
-    .venv/bin/python -m bench.stream_bench [--quick]
+    .venv/bin/python -m bench.stream_bench [--quick | --smoke]
 
 The bench process is both ends of the pipe: the test harness's fake upstream (aiohttp on
 127.0.0.1) writing real OpenAI Chat Completions / Anthropic Messages SSE events, one per write
@@ -41,6 +41,7 @@ from rich.console import Console
 
 from bench.benchlib import (
     Report,
+    Size,
     cpu_ticks_ns,
     latency,
     machine_rows,
@@ -97,22 +98,32 @@ class Plan:
     parser_reps: int
 
 
-QUICK: Final = Plan(
-    paced_events=150,
-    paced_delay_ms=2.0,
-    burst_events=1_000,
-    burst_runs=1,
-    first_part_runs=10,
-    parser_reps=3,
-)
-FULL: Final = Plan(
-    paced_events=500,
-    paced_delay_ms=2.0,
-    burst_events=5_000,
-    burst_runs=3,
-    first_part_runs=40,
-    parser_reps=5,
-)
+PLANS: Final[dict[Size, Plan]] = {
+    "full": Plan(
+        paced_events=500,
+        paced_delay_ms=2.0,
+        burst_events=5_000,
+        burst_runs=3,
+        first_part_runs=40,
+        parser_reps=5,
+    ),
+    "quick": Plan(
+        paced_events=150,
+        paced_delay_ms=2.0,
+        burst_events=1_000,
+        burst_runs=1,
+        first_part_runs=10,
+        parser_reps=3,
+    ),
+    "smoke": Plan(
+        paced_events=5,
+        paced_delay_ms=2.0,
+        burst_events=20,
+        burst_runs=1,
+        first_part_runs=2,
+        parser_reps=1,
+    ),
+}
 
 
 # --- machine --------------------------------------------------------------------------------------
@@ -598,9 +609,9 @@ async def run_all(report: Report, plan: Plan, console: Console) -> None:
                     await in_process(report, model, plan.burst_events, plan.parser_reps)
 
 
-def measure(report: Report, console: Console, quick: bool) -> None:
+def measure(report: Report, console: Console, size: Size) -> None:
     """The machine rows, then every section."""
-    plan = QUICK if quick else FULL
+    plan = PLANS[size]
     machine(report, plan)
     asyncio.run(run_all(report, plan, console))
 

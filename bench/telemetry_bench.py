@@ -1,22 +1,21 @@
 """What OpenTelemetry costs: per request on the chat path, across 1,000 requests with a collector up
 and with it down, and what telemetry off costs a server (start and chats) against one without it.
 
-    .venv/bin/python -m bench.telemetry_bench [--quick] [--before SERVER_DIR]
+    .venv/bin/python -m bench.telemetry_bench [--quick | --smoke] [--before SERVER_DIR]
 
 1. In process, `Telemetry.request_ended` (what a chat pays when it ends: the span made and queued,
    the metrics recorded) 1,000 times against a real OTLP/HTTP collector on loopback
    (`tests/harness/otlp.py`), then the spans the collector decoded; the same with no collector
    listening (nothing may block) and the warnings said.
-2. Real servers over stdio (a bare JSON-RPC client), each `RUNS` times: spawn → `initialize`
-   answered → models answered, then `CHATS` chats to the test upstream; telemetry off, telemetry
-   on (to the collector), and, with `--before`, a server from another tree (`SERVER_DIR`, e.g. a
-   checkout of the commit before telemetry) for "off costs nothing".
+2. Real servers over stdio (a bare JSON-RPC client), 5 times each (`--quick`: once): spawn →
+   `initialize` answered → models answered, then 20 chats to the test upstream; telemetry off,
+   telemetry on (to the collector), and, with `--before`, a server from another tree (`SERVER_DIR`,
+   e.g. a checkout of the commit before telemetry) for "off costs nothing".
 A benchmark, not a test: it prints what it measured. Run it on a quiet machine.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
@@ -28,10 +27,11 @@ import time
 from collections.abc import Sequence
 from typing import Any, Final
 
+import attrs
 from rich.console import Console
 
 from bench import benchlib
-from bench.benchlib import Report, ms, now, us
+from bench.benchlib import Report, Size, ms, now, us
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
 from tests.harness.lsp import bare_server
@@ -41,9 +41,24 @@ from tokengauge.settings import ProviderSettings, TelemetrySettings
 from tokengauge.telemetry.export import Telemetry
 from tokengauge.telemetry.request import EndedRequest, TraceParent
 
-REQUESTS: Final = 1_000
-RUNS: Final = 5
-CHATS: Final = 20
+
+@attrs.frozen
+class Plan:
+    """How much each part measures."""
+
+    requests: int
+    """Requests ended in process, with the collector up and with it down."""
+    runs: int
+    """Starts of each kind of server."""
+    chats: int
+    """Chats each server answers."""
+
+
+PLANS: Final[dict[Size, Plan]] = {
+    "full": Plan(1_000, 5, 20),
+    "quick": Plan(100, 1, 20),
+    "smoke": Plan(10, 1, 2),
+}
 PARENT: Final = TraceParent(0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, True)
 
 
@@ -140,7 +155,9 @@ def timed(telemetry: Telemetry, requests: int) -> list[int]:
     return costs
 
 
-async def serve(python_path: str | None, options: dict[str, Any]) -> tuple[int, int, list[int]]:
+async def serve(
+    python_path: str | None, options: dict[str, Any], count: int
+) -> tuple[int, int, list[int]]:
     """One server: spawn → initialize answered, spawn → models, and each chat's time."""
     env = dict(os.environ)
     if python_path is not None:
@@ -151,7 +168,7 @@ async def serve(python_path: str | None, options: dict[str, Any]) -> tuple[int, 
         initialized = now() - started
         await client.request("tokenGauge/models", {})
         models = now() - started
-        for i in range(CHATS):
+        for i in range(count):
             context = {"traceId": f"{PARENT.trace_id:032x}", "spanId": f"{PARENT.span_id:016x}"}
             params = {
                 "requestId": f"r{i}",
@@ -166,7 +183,7 @@ async def serve(python_path: str | None, options: dict[str, Any]) -> tuple[int, 
     return initialized, models, chats
 
 
-async def servers(report: Report, runs: int, before: str | None) -> None:
+async def servers(report: Report, plan: Plan, before: str | None) -> None:
     """Start and chat times of servers with telemetry off, on, and another tree's."""
     with running_collector() as collector:
         async with running_upstream(UpstreamConfig()) as upstream:
@@ -179,7 +196,7 @@ async def servers(report: Report, runs: int, before: str | None) -> None:
             results: dict[str, list[tuple[int, int, list[int]]]] = {
                 name: [] for name, _, _ in kinds
             }
-            for _ in range(runs):  # interleaved: a change in the machine's load hits all alike
+            for _ in range(plan.runs):  # interleaved: a change in the machine's load hits all alike
                 for name, path, telemetry in kinds:
                     with tempfile.TemporaryDirectory() as storage:
                         options = {
@@ -194,7 +211,7 @@ async def servers(report: Report, runs: int, before: str | None) -> None:
                             "models": [{"id": "gpt-4o", "provider": "up"}],
                             **({"telemetry": telemetry} if telemetry else {}),
                         }
-                        results[name].append(await serve(path, options))
+                        results[name].append(await serve(path, options, plan.chats))
             spans = len(collector.spans)
     for name, runs_of in results.items():
         initialize = statistics.median(r[0] for r in runs_of)
@@ -212,19 +229,19 @@ async def servers(report: Report, runs: int, before: str | None) -> None:
             ms(statistics.median(chats)),
             f"p99 {ms(benchlib.p99(chats))}, {len(chats)} chats",
         )
-    report.add("4 telemetry on", "spans received", str(spans), f"of {CHATS * runs} chats")
+    report.add("4 telemetry on", "spans received", str(spans), f"of {plan.chats * plan.runs} chats")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100 requests, 1 start of each kind")
+    parser = benchlib.bench_parser(__doc__, "100 requests, 1 start of each kind")
     parser.add_argument("--before", help="the server folder of another tree (PYTHONPATH)")
     args = parser.parse_args(argv)
+    plan = PLANS[benchlib.size_of(args)]
     report = Report()
     benchlib.machine_rows(report, "Machine")
-    in_process(report, 100 if args.quick else REQUESTS)
-    asyncio.run(servers(report, 1 if args.quick else RUNS, args.before))
+    in_process(report, plan.requests)
+    asyncio.run(servers(report, plan, args.before))
     report.print(Console())
     return 0
 

@@ -54,6 +54,7 @@ from rich.console import Console
 from rich.status import Status
 
 from bench import benchlib
+from bench.benchlib import SMOKE_HELP
 from bench.sim.agent_host_report import print_agent_host_report, request_rows
 from bench.sim.agent_host_run import (
     AgentHostOptions,
@@ -71,6 +72,12 @@ from tests.harness.fake_upstream.server import running_upstream
 
 SWEEP: Final = (-0.25, -0.10, 0.0, 0.10, 0.25)
 RUNTIMES: Final = ("copilot", "agent-host")
+SMOKE: Final = (
+    ("--turns=1", "--tools=5"),
+    ("--scenario=host", "--skew=0", "--turns=1", "--variants=tokengauge", "--compare-host"),
+    ("--runtime=agent-host", "--scenario=host", "--scales=1", "--turns=1"),
+)
+"""`--smoke`: both runtimes, both scenarios and every counter, one turn each."""
 OUT: Final = Path(__file__).resolve().parents[1] / "out"
 
 
@@ -123,6 +130,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=OUT, help="where the SVG goes (bench/out)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--detail", action="store_true", help="list every summarization")
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"{SMOKE_HELP}: {' / '.join(map(' '.join, SMOKE))}"
+    )
     parser.add_argument(
         "--compare-host",
         type=Path,
@@ -258,6 +268,8 @@ def main_agent_host(args: argparse.Namespace, setup: Setup, console: Console) ->
 def main(argv: Sequence[str] | None = None) -> int:
     """Run, print the tables, draw the SVG; exit 1 if tokengauge overflowed."""
     args = parse_args(argv)
+    if args.smoke:
+        return max(main([*options, f"--out={args.out}"]) for options in SMOKE)
     if args.server_path is not None:
         # the spawned servers import tokengauge from there first
         server = str((args.server_path / "server").resolve())
