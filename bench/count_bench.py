@@ -47,7 +47,7 @@ from tests.harness.copilot.workload import (
     Workload,
     build_workload,
 )
-from tests.harness.lsp import Endpoint, bare_server, spawn_server
+from tests.harness.lsp import Endpoint, bare_server, init_options, spawn_server
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.text import TextCounter
 from tokengauge.gauge import Gauge
@@ -289,13 +289,10 @@ def median_time(run: Callable[[], int], reps: int) -> tuple[float, int]:
 CountFn = Callable[[str, Sequence[Any]], Awaitable[Any]]
 
 
-def init_options(storage: Path) -> dict[str, Any]:
+def options(storage: Path) -> dict[str, Any]:
     """`initializationOptions`: a provider nobody listens on, and one model per encoding."""
-    return {
-        "storageDir": str(storage),
-        "providers": [{"id": "bench", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1"}],
-        "models": [{"id": model, "provider": "bench"} for model in MODELS],
-    }
+    provider = {"id": "bench", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1"}
+    return init_options(storage, [provider], [{"id": m, "provider": "bench"} for m in MODELS])
 
 
 def counter(server: Endpoint) -> CountFn:
@@ -346,7 +343,7 @@ async def pygls_round_trips(
     """Strings, then whole messages, one countTokens request each, as Copilot sends them."""
     section = "2a. count over LSP, one request at a time (pygls client, stdio)"
     async with spawn_server() as server:
-        await server.initialize(init_options(Path(tempfile.mkdtemp(dir=root))))
+        await server.initialize(options(Path(tempfile.mkdtemp(dir=root))))
         count = counter(server)
         await warm_up(count)
         rss_loaded = proc_status("VmRSS", server.process.pid)
@@ -373,7 +370,7 @@ async def pygls_round_trips(
 async def bare_round_trips(report: Report, root: Path, strings: Sequence[str], plan: Plan) -> None:
     """The same string passes with `BareClient`, to tell the client's share from the server's."""
     section = "2a. count over LSP, one request at a time (pygls client, stdio)"
-    async with bare_server(init_options(Path(tempfile.mkdtemp(dir=root)))) as client:
+    async with bare_server(options(Path(tempfile.mkdtemp(dir=root)))) as client:
         count = counter(client)
         await warm_up(count)
         empty = [await timed(count, LSP_MODEL, []) for _ in range(plan.empty_calls)]
@@ -399,7 +396,7 @@ async def first_answers(root: Path, strings: Sequence[str]) -> FirstAnswers:
     """Spawn, initialize, ask for the models, count once; then all strings in one batch."""
     start = now()
     async with spawn_server() as server:
-        await server.initialize(init_options(Path(tempfile.mkdtemp(dir=root))))
+        await server.initialize(options(Path(tempfile.mkdtemp(dir=root))))
         initialized = now() - start
         await server.request(MODELS_METHOD, {})
         models = now() - start

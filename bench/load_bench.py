@@ -28,7 +28,7 @@ from bench import benchlib
 from bench.benchlib import Report, Size, mib, ms, now, proc_status, us
 from tests.harness.fake_upstream.config import Chunking, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.process import SubprocessUpstream
-from tests.harness.lsp import BareClient, bare_server
+from tests.harness.lsp import BareClient, bare_server, init_options
 
 
 @attrs.frozen
@@ -55,12 +55,9 @@ TOOL_STRINGS: Final = [
 
 
 def options(storage: str, base_url: str) -> dict[str, Any]:
-    return {
-        "storageDir": storage,
-        "logLevel": "warning",
-        "providers": [{"id": "up", "dialect": "openai", "baseUrl": base_url + "/v1"}],
-        "models": [{"id": "gpt-4o", "provider": "up"}],
-    }
+    """`initializationOptions`: one provider on the upstream, one model."""
+    provider = {"id": "up", "dialect": "openai", "baseUrl": base_url + "/v1"}
+    return init_options(storage, [provider], [{"id": "gpt-4o", "provider": "up"}], "warning")
 
 
 def conversation(index: int) -> list[dict[str, Any]]:

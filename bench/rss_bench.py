@@ -20,7 +20,7 @@ from rich.console import Console
 
 from bench import benchlib
 from bench.benchlib import Report, Size, mib, now, proc_status
-from tests.harness.lsp import bare_server
+from tests.harness.lsp import bare_server, init_options
 
 MINUTES: Final[dict[Size, float]] = {"full": 5.0, "quick": 1.0, "smoke": 0.05}
 PER_SECOND = 1000
@@ -31,12 +31,8 @@ async def run(minutes: float) -> list[tuple[float, int]]:
     """(seconds since the start, RSS in KiB) samples."""
     samples: list[tuple[float, int]] = []
     with tempfile.TemporaryDirectory(prefix="tokengauge-rss-") as storage:
-        options = {
-            "storageDir": storage,
-            "logLevel": "warning",
-            "providers": [{"id": "p", "baseUrl": "http://127.0.0.1:9/v1"}],
-            "models": [{"id": "gpt-4o", "provider": "p"}],
-        }
+        provider = {"id": "p", "baseUrl": "http://127.0.0.1:9/v1"}
+        options = init_options(storage, [provider], [{"id": "gpt-4o", "provider": "p"}], "warning")
         async with bare_server(options) as server:
             process = server.process
             started = now()

@@ -34,12 +34,12 @@ from rich.console import Console
 
 from bench import benchlib
 from bench.benchlib import Report, Size, ms, now
-from tests.harness.lsp import SERVER_COMMAND, BareClient
+from tests.harness.lsp import SERVER_COMMAND, BareClient, init_options
 
 RUNS: Final[dict[Size, int]] = {"full": 10, "quick": 3, "smoke": 1}
 TOP_IMPORTS: Final = 15
 STOP_TIMEOUT_S: Final = 10.0
-PROVIDERS: Final = [
+PROVIDERS: Final[list[dict[str, Any]]] = [
     {"id": "openai", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1"},
     {"id": "anthropic", "dialect": "anthropic", "baseUrl": "http://127.0.0.1:9"},
     {"id": "ollama", "dialect": "openai", "baseUrl": "http://127.0.0.1:9/v1", "discover": False},
@@ -58,7 +58,7 @@ TOOL_STRINGS: Final = [
 
 def options(storage: str) -> dict[str, Any]:
     """`initializationOptions` as the extension sends them."""
-    return {"storageDir": storage, "logLevel": "info", "providers": PROVIDERS, "models": MODELS}
+    return init_options(storage, PROVIDERS, MODELS, log_level="info")
 
 
 def text(role: str, value: str) -> dict[str, Any]:

@@ -68,7 +68,14 @@ from bench.stream_script import (
 from tests.harness.copilot.workload import build_workload
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
-from tests.harness.lsp import Endpoint, bare_server, plain, plain_client, spawn_server
+from tests.harness.lsp import (
+    Endpoint,
+    bare_server,
+    init_options,
+    plain,
+    plain_client,
+    spawn_server,
+)
 from tokengauge.chat import ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
@@ -156,19 +163,19 @@ Arrival = tuple[int, Any]
 """(`now()` when the client had parsed it, the `chatPart` notification's params)."""
 
 
-def init_options(storage: Path, base_url: str) -> dict[str, Any]:
+def server_options(storage: Path, base_url: str) -> dict[str, Any]:
     """`initializationOptions`: one provider per dialect, both on the bench upstream."""
-    return {
-        "storageDir": str(storage),
-        "providers": [
+    return init_options(
+        storage,
+        [
             {"id": "bench-openai", "dialect": "openai", "baseUrl": f"{base_url}/v1"},
             {"id": "bench-anthropic", "dialect": "anthropic", "baseUrl": base_url},
         ],
-        "models": [
+        [
             {"id": OPENAI.model_id, "provider": "bench-openai"},
             {"id": ANTHROPIC.model_id, "provider": "bench-anthropic"},
         ],
-    }
+    )
 
 
 @attrs.frozen
@@ -509,7 +516,7 @@ async def first_parts(
 
 async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) -> None:
     """`ChatRunner` in this process over HTTP: sections 1–3 without the LSP hop."""
-    settings = parse_settings(init_options(storage, upstream.base_url))
+    settings = parse_settings(server_options(storage, upstream.base_url))
     gauge = Gauge(settings, Ledger(storage / "direct-ledger"))
     client = make_client(Timeouts())
     sink = StampSink()
@@ -573,7 +580,7 @@ async def lsp_baseline(report: Report, session: Stamped, plan: Plan) -> None:
 async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -> None:
     workload = build_workload().to_json()
     async with pygls_session(
-        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+        server_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
     ) as session:
         for model in MODELS:
             await cold_first(report, session, upstream, model)
@@ -584,7 +591,7 @@ async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -
             await burst(report, session, upstream, model, plan, OVER_LSP)
             await first_parts(report, session, upstream, model, plan, workload)
     async with bare_session(
-        init_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
+        server_options(Path(tempfile.mkdtemp(dir=root)), upstream.base_url)
     ) as bare:
         for model in MODELS:
             await warm_up(bare, upstream, model)

@@ -34,7 +34,7 @@ from bench import benchlib
 from bench.benchlib import Report, Size, ms, now, us
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
-from tests.harness.lsp import bare_server
+from tests.harness.lsp import bare_server, init_options
 from tests.harness.otlp import running_collector
 from tokengauge.activity.record import RequestRecord
 from tokengauge.settings import ProviderSettings, TelemetrySettings
@@ -187,6 +187,7 @@ async def servers(report: Report, plan: Plan, before: str | None) -> None:
     """Start and chat times of servers with telemetry off, on, and another tree's."""
     with running_collector() as collector:
         async with running_upstream(UpstreamConfig()) as upstream:
+            provider = {"id": "up", "dialect": "openai", "baseUrl": upstream.base_url + "/v1"}
             kinds: list[tuple[str, str | None, dict[str, Any]]] = [
                 ("3 telemetry off", None, {}),
                 ("4 telemetry on", None, {"enabled": True, "endpoint": collector.url}),
@@ -199,18 +200,11 @@ async def servers(report: Report, plan: Plan, before: str | None) -> None:
             for _ in range(plan.runs):  # interleaved: a change in the machine's load hits all alike
                 for name, path, telemetry in kinds:
                     with tempfile.TemporaryDirectory() as storage:
-                        options = {
-                            "storageDir": storage,
-                            "providers": [
-                                {
-                                    "id": "up",
-                                    "dialect": "openai",
-                                    "baseUrl": upstream.base_url + "/v1",
-                                }
-                            ],
-                            "models": [{"id": "gpt-4o", "provider": "up"}],
-                            **({"telemetry": telemetry} if telemetry else {}),
-                        }
+                        options = init_options(
+                            storage, [provider], [{"id": "gpt-4o", "provider": "up"}]
+                        )
+                        if telemetry:
+                            options["telemetry"] = telemetry
                         results[name].append(await serve(path, options, plan.chats))
             spans = len(collector.spans)
     for name, runs_of in results.items():

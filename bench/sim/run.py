@@ -34,7 +34,7 @@ from tests.harness.copilot.scenario import Scenario
 from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.model import count_prompt
 from tests.harness.fake_upstream.server import Upstream
-from tests.harness.lsp import LspServer, spawn_server
+from tests.harness.lsp import LspServer, init_options, spawn_server
 from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
@@ -68,31 +68,29 @@ class Setup:
 
     def init_options(self, storage: Path, base_url: str) -> dict[str, Any]:
         """The server's `initializationOptions`: one OpenAI-dialect provider on the upstream."""
-        return {
-            "storageDir": str(storage),
-            "logLevel": "warning",
-            "providers": [
-                {
-                    "id": PROVIDER_ID,
-                    "dialect": "openai",
-                    "baseUrl": f"{base_url}/v1",
-                    "discover": False,
-                }
-            ],
-            "models": [
-                {
-                    "id": MODEL_ID,
-                    "provider": PROVIDER_ID,
-                    "name": "Simulated model",
-                    "family": self.family,
-                    "contextWindow": self.window,
-                    "maxOutputTokens": self.max_output_tokens,
-                }
-            ],
-            "connectTimeout": 5,
-            "idleTimeout": 60,
-            "maxAttempts": 1,
+        provider = {
+            "id": PROVIDER_ID,
+            "dialect": "openai",
+            "baseUrl": f"{base_url}/v1",
+            "discover": False,
         }
+        model = {
+            "id": MODEL_ID,
+            "provider": PROVIDER_ID,
+            "name": "Simulated model",
+            "family": self.family,
+            "contextWindow": self.window,
+            "maxOutputTokens": self.max_output_tokens,
+        }
+        return init_options(
+            storage,
+            [provider],
+            [model],
+            log_level="warning",
+            connectTimeout=5,
+            idleTimeout=60,
+            maxAttempts=1,
+        )
 
 
 @attrs.frozen

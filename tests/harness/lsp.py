@@ -1,7 +1,8 @@
 """`python -m tokengauge` over stdio, and the clients that talk to it: one way for tests and bench.
 
 `SERVER_COMMAND` is how the server starts (this Python, so the environment carries over) and
-`spawned` runs it under a pygls client and always stops it. Three clients:
+`spawned` runs it under a pygls client and always stops it; `init_options` builds what it is
+initialized with. Three clients:
 - pytest-lsp's, for the tests: `SERVER` for `@pytest_lsp.fixture`, `running_server` for a server
   of the test's own; `initialize`, `call` (results back as plain JSON) and `expect_notification`;
 - pygls' with lsprotocol's plain converter, for the bench (`spawn_server`): custom params and
@@ -16,6 +17,7 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO, Any, Final, Protocol
@@ -66,6 +68,26 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
     return value
+
+
+def init_options(
+    storage: str | os.PathLike[str],
+    providers: Sequence[Mapping[str, Any]],
+    models: Sequence[Mapping[str, Any]] = (),
+    log_level: str | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """tokengauge's `initializationOptions` as the extension sends them: the storage directory,
+    the providers and models, the log level if given, and any other setting by its name
+    (`connectTimeout=5`, `telemetry={...}`; ARCHITECTURE §6)."""
+    options: dict[str, Any] = {
+        "storageDir": os.fspath(storage),
+        "providers": [dict(p) for p in providers],
+        "models": [dict(m) for m in models],
+    }
+    if log_level is not None:
+        options["logLevel"] = log_level
+    return {**options, **settings}
 
 
 # --- the tests: pytest-lsp ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.harness import lsp
 from tests.harness.lsp import call
 
 MODELS: list[dict[str, Any]] = [
@@ -26,13 +27,8 @@ PROVIDERS: list[dict[str, Any]] = [
 
 
 def init_options(storage: Path) -> dict[str, Any]:
-    """initializationOptions as the extension sends them."""
-    return {
-        "storageDir": str(storage),
-        "providers": PROVIDERS,
-        "models": MODELS,
-        "logLevel": "debug",
-    }
+    """initializationOptions as the extension sends them, with the test providers and models."""
+    return lsp.init_options(storage, PROVIDERS, MODELS, log_level="debug")
 
 
 def text_message(role: str, *texts: str) -> dict[str, Any]:
