@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
-from tokengauge.chat.runner import ChatError, ChatRunner, ChatSink, openai_usage
+from tokengauge.chat.output import ChatError, ChatSink, openai_usage
+from tokengauge.chat.runner import ChatRunner
 
 __all__ = ["ChatError", "ChatRunner", "ChatSink", "openai_usage"]
