@@ -1,6 +1,6 @@
 """Local models as they are really served: the window offered, the first request's count, cuts.
 
-    .venv/bin/python -m bench.local_servers
+    .venv/bin/python -m bench.local_servers [--smoke]
 
 Measures, through tokengauge's own chat path (`ChatRunner` over HTTP in this process; a session
 starts as the language server starts one: discovery, then the local servers' readings):
@@ -23,7 +23,6 @@ two minutes (three llama.cpp servers start); the real llama.cpp needs xllamacpp 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
@@ -39,7 +38,7 @@ from aiohttp import web
 from rich.console import Console
 from rich.table import Table
 
-from bench.benchlib import ms, now, version
+from bench.benchlib import bench_parser, ms, now, size_of, version
 from tests.harness.fake_upstream.config import ListedModel, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.model import tokens
 from tests.harness.fake_upstream.records import RecordedRequest
@@ -68,6 +67,8 @@ LLAMA_SHAPES_SERVER: Final = (4096, 1)
 WITHIN: Final = 0.01
 TURN_TOKENS: Final = 2_000
 TURNS: Final = 10
+SMOKE_TURNS: Final = 5
+"""`--smoke`'s conversations: the 8K cut falls in their 5th request."""
 LOCAL_BEHAVIOR: Final = ModelBehavior(
     encoding="o200k_base", overflow="truncate", per_message_overhead=4
 )
@@ -480,12 +481,13 @@ def llama_tokens(llama: LlamaCpp) -> Callable[[str], int]:
     return count
 
 
-async def measure_llama_first(llama: LlamaCpp) -> list[FirstRow]:
+async def measure_llama_first(llama: LlamaCpp, count: int | None) -> list[FirstRow]:
+    """The first `count` shapes (all: None) as first requests."""
     window, _ = slot_window(llama)
     settings = {"maxOutputTokens": LLAMA_OUTPUT}
     return [
         await first_requests(LLAMA_CPP, "llamacpp", llama.url + "/v1", LLAMA_MODEL, settings, shape)
-        for shape in shapes(sized(int(0.9 * window), llama_tokens(llama)))
+        for shape in shapes(sized(int(0.9 * window), llama_tokens(llama)))[:count]
     ]
 
 
@@ -639,7 +641,7 @@ def conversation_turn(k: int) -> str:
     return sized(TURN_TOKENS, lambda t: tokens(t, "o200k_base"), head, line)
 
 
-async def growing_conversation(listing: str, preset: str, label: str) -> CutRun:
+async def growing_conversation(listing: str, preset: str, label: str, turns: int) -> CutRun:
     config = stand_in_config(listing, loaded_context=LOADED)
     async with (
         stand_in(config) as up,
@@ -647,7 +649,7 @@ async def growing_conversation(listing: str, preset: str, label: str) -> CutRun:
     ):
         history = [text("system", "You are a careful assistant.")]
         sent = []
-        for k in range(1, TURNS + 1):
+        for k in range(1, turns + 1):
             history.append(text("user", conversation_turn(k)))
             before = len(up.model_requests)
             record = await chat(s, history)
@@ -656,17 +658,18 @@ async def growing_conversation(listing: str, preset: str, label: str) -> CutRun:
         return CutRun(label, sent, s.info().context_window, len(s.sink.notices))
 
 
-async def measure_cuts() -> list[CutRun]:
+async def measure_cuts(turns: int) -> list[CutRun]:
     return [
-        await growing_conversation(listing, preset, f"{server}, {how}")
+        await growing_conversation(listing, preset, f"{server}, {how}", turns)
         for listing, server in (("ollama", "Ollama"), ("lmstudio", "LM Studio"))
         for preset, how in ((listing, "its preset (read)"), ("openai-compatible", "not read"))
     ]
 
 
 def cut_tables(runs: Sequence[CutRun]) -> Iterator[Table]:
+    turns = len(runs[0].sent)
     summary = Table(
-        title=f"3. silent truncation: {TURNS} requests growing by {TURN_TOKENS:,} tokens, "
+        title=f"3. silent truncation: {turns} requests growing by {TURN_TOKENS:,} tokens, "
         f"{LOADED:,} loaded, contextWindow {NATIVE:,} set",
         title_justify="left",
     )
@@ -702,7 +705,7 @@ def cut_tables(runs: Sequence[CutRun]) -> Iterator[Table]:
     detail.add_column("#", justify="right")
     for run in runs:
         detail.add_column(run.label, justify="right")
-    for k in range(TURNS):
+    for k in range(turns):
         detail.add_row(str(k + 1), *(run.sent[k].cell() for run in runs))
     yield detail
 
@@ -710,13 +713,15 @@ def cut_tables(runs: Sequence[CutRun]) -> Iterator[Table]:
 # --- main -----------------------------------------------------------------------------------------
 
 
-async def measure(console: Console) -> list[Table]:
+async def measure(console: Console, smoke: bool) -> list[Table]:
+    """Every section; `smoke`: one llama.cpp server, one shape of first request, shorter
+    conversations."""
     rows: list[WindowRow] = []
     with console.status("stand-ins…"):
         for item in STAND_INS:
             rows += await measure_stand_in(item)
     firsts: list[FirstRow] = []
-    for ctx, parallel in LLAMA_SERVERS:
+    for ctx, parallel in LLAMA_SERVERS[:1] if smoke else LLAMA_SERVERS:
         with (
             console.status(f"llama.cpp --ctx-size {ctx} --parallel {parallel}…"),
             running_llama_cpp(
@@ -725,23 +730,22 @@ async def measure(console: Console) -> list[Table]:
         ):
             rows.append(await measure_llama(llama))
             if (ctx, parallel) == LLAMA_SHAPES_SERVER:
-                firsts += await measure_llama_first(llama)
+                firsts += await measure_llama_first(llama, 1 if smoke else None)
     with console.status("vLLM stand-in, first requests…"):
         firsts += await measure_vllm_first()
     with console.status("growing conversations…"):
-        runs = await measure_cuts()
+        runs = await measure_cuts(SMOKE_TURNS if smoke else TURNS)
     return [window_table(rows), first_table(firsts), *cut_tables(runs)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.parse_args(argv)
+    smoke = size_of(bench_parser(__doc__, None).parse_args(argv)) == "smoke"
     logging.basicConfig(level=logging.ERROR)
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 180)
     started = now()
-    tables = asyncio.run(measure(console))
+    tables = asyncio.run(measure(console, smoke))
     console.print(
         f"tokengauge {version('tokengauge')}, xllamacpp {version('xllamacpp')}, "
         f"Python {platform.python_version()}"
