@@ -17,6 +17,16 @@ npm run --silent check || status=1
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash scripts/test-extension.sh || status=1
 # The counting benchmark once, one session per counter: it fails only if counting breaks.
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" TG_BENCH_REPS=1 bash bench/count_compare.sh || status=1
+# Every other benchmark once, in its quickest form, so that none can rot: a script fails the check
+# only if it breaks, never on a time. bench.sim.host_extract needs the host suite's dumps: only its
+# command line is read.
+for bench in count_bench stream_bench load_bench rss_bench startup ledger_bench telemetry_bench \
+    local_servers sim; do
+    "$VENV/bin/python" -m "bench.$bench" --smoke > /dev/null || { echo "bench.$bench failed" >&2; status=1; }
+done
+"$VENV/bin/python" -m bench.tool_docs_bench > /dev/null || status=1
+"$VENV/bin/python" -m bench.sim.host_extract --help > /dev/null || status=1
+TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash bench/host_startup.sh 1 > /dev/null || status=1
 
 # Every platform's VSIX, for tests/test_platform_vsix.py (this machine's last: the dev extension's).
 bash scripts/build-vsix-all.sh || status=1
