@@ -100,3 +100,16 @@ def test_saved_rows_that_are_not_rows_are_skipped(tmp_path: Path):
     bad = [["zz", 1, 1], [text_sha256("y"), -1, 1], [text_sha256("y"), 1], "row", None]
     ledger.set_document("frequent-strings/o200k_base", [good, *bad])
     assert FrequentStrings(ledger).entries("o200k_base") == [(text_sha256("x"), 3)]
+
+
+def test_used_names_the_encodings_counted_now_or_before(tmp_path: Path):
+    # The server loads ahead only these: an encoding is ~23–46 MiB, and one no model of the
+    # family has been counted with may never be asked for.
+    ledger = Ledger(tmp_path / "ledger")
+    strings = FrequentStrings(ledger)
+    assert strings.used(["o200k_base", "cl100k_base"]) == []
+    strings.seen("cl100k_base", "a tool's description", 4)
+    assert strings.used(["o200k_base", "cl100k_base", "cl100k_base"]) == ["cl100k_base"]
+    strings.save()
+    later = FrequentStrings(ledger)
+    assert later.used(["o200k_base", "cl100k_base", "p50k_base"]) == ["cl100k_base"]

@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
+from tokengauge.counting.encodings import SPECS
 from tokengauge.counting.text import LONE_SURROGATE
 from tokengauge.ledger.store import Ledger
 
@@ -86,6 +87,11 @@ class FrequentStrings:
             table[key] = _pack(raw, _hits(entry) + 1)
         if self._changed_at is None:
             self._changed_at = self._clock()
+
+    def used(self, encodings: Iterable[str]) -> list[str]:
+        """Those of `encodings` whose strings were counted, in this session or an earlier one
+        (each once, in order): the ones worth loading before a count asks for them."""
+        return [name for name in dict.fromkeys(encodings) if name in SPECS and self._table(name)]
 
     def entries(self, encoding: str) -> list[tuple[str, int]]:
         """`(sha256, raw)` of the most asked strings, most asked first."""
