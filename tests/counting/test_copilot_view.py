@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
-from tokengauge.counting.copilot_view import CopilotView
+from tokengauge.counting.copilot_view import CACHE_BYTES, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.messages import DataPart, Message, TextPart, ToolCallPart, ToolResultPart
 
@@ -57,3 +58,12 @@ def test_a_million_spaces_are_counted_not_fatal():
     """Copilot's view of a chat holding 1,000,000 spaces (tiktoken alone panics on them)."""
     message = Message(role="user", content=[TextPart(" " * 1_000_000)])
     assert VIEW.message(message) > 3 + n("user")
+
+
+def test_the_cache_is_bounded_by_bytes():
+    view = CopilotView(O200K)
+    texts = [f"{i} " + "語" * 100_000 for i in range(40)]  # 200 KB each, as Python holds them
+    for text in texts:
+        view._tokens(text)
+    assert sum(sys.getsizeof(text) for text in view._cache) <= CACHE_BYTES
+    assert texts[-1] in view._cache and texts[0] not in view._cache

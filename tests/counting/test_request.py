@@ -10,6 +10,7 @@ import base64
 import json
 import math
 import struct
+import sys
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ import tiktoken
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.images import WORST_CASE, ImageRule
 from tokengauge.counting.request import (
+    CJK_CACHE_BYTES,
     RequestCounter,
     TextCount,
     ToolWalk,
@@ -554,3 +556,11 @@ def test_a_reduced_form_is_counted_as_sent_and_walked_as_given(
     assert walk.raws == counter.tools(TOOLS).raws
     assert walk.left_out == counter.tools(TOOLS).json - walk.json > 0
     assert counter.request([], reduced, TOOLS).walk == walk
+
+
+def test_the_cjk_cache_is_bounded_by_bytes(counter: RequestCounter) -> None:
+    texts = [f"{i} " + CJK * 20_000 for i in range(20)]  # ~0.5 MB each, as Python holds them
+    for text in texts:
+        counter.cjk(text)
+    assert sum(sys.getsizeof(text) for text in counter._cjk) <= CJK_CACHE_BYTES
+    assert texts[-1] in counter._cjk and texts[0] not in counter._cjk

@@ -1,4 +1,5 @@
-"""Tests for tokengauge.counting.text: family → encoding, exact counts, the LRU, lone surrogates."""
+"""Tests for tokengauge.counting.text: family → encoding, exact counts, the LRU (bounded by bytes),
+lone surrogates."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -15,11 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from tests.strategies import any_text
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.text import (
-    TEXT_CACHE_CHARS,
+    ENTRY_BYTES,
+    TEXT_CACHE_BYTES,
     TEXT_CACHE_SIZE,
     WHITESPACE_PIECE,
     TextCounter,
     TextCounters,
+    TextMemo,
     TokenizerError,
     encode_ordinary,
     encoding_for_family,
@@ -135,16 +139,37 @@ def test_recent_use_protects_from_eviction(registry: EncodingRegistry) -> None:
     assert set(counter._cache) == {"a1", "c3", "d4"}
 
 
-def test_the_cache_is_bounded_by_characters_too(registry: EncodingRegistry) -> None:
+def test_the_cache_is_bounded_by_bytes_too(registry: EncodingRegistry) -> None:
     counter = TextCounter(registry.get("cl100k_base"))
     big = [f"{i} " + "word " * 200_000 for i in range(20)]  # 1 Mi characters each
     for text in big:
         counter.count(text)
-    held = sum(len(text) for text in counter._cache)
-    assert held <= TEXT_CACHE_CHARS
+    held = sum(sys.getsizeof(text) for text in counter._cache)
+    assert held <= TEXT_CACHE_BYTES
     assert big[-1] in counter._cache and big[0] not in counter._cache
-    huge = "x " * (TEXT_CACHE_CHARS // 2 + 1)  # more than the whole budget: counted, not kept
+    huge = "x " * (TEXT_CACHE_BYTES // 2 + 1)  # more than the whole budget: counted, not kept
     assert counter.count(huge) > 0 and huge not in counter._cache
+
+
+@pytest.mark.parametrize("char", ["a", "é", "語", "🙂"], ids=["ascii", "latin-1", "ucs-2", "ucs-4"])
+def test_a_text_is_charged_the_bytes_python_holds_it_in(char: str) -> None:
+    # A character takes 1, 2 or 4 bytes by the text's widest: 16 Mi characters of emoji were
+    # 64 MiB when the budget counted characters.
+    memo: TextMemo[int] = TextMemo(max_bytes=2**20, max_entries=1000)
+    texts = [f"{i:04d}" + char * 10_000 for i in range(1000)]
+    for i, text in enumerate(texts):
+        memo.remember(text, i)
+    held = sum(sys.getsizeof(text) + ENTRY_BYTES for text in memo)
+    assert held <= 2**20
+    assert len(memo) == 2**20 // (sys.getsizeof(texts[0]) + ENTRY_BYTES)
+    assert memo.recall(texts[-1]) == 999 and memo.recall(texts[0]) is None
+
+
+def test_short_texts_are_bounded_by_their_number() -> None:
+    memo: TextMemo[int] = TextMemo(max_bytes=2**20, max_entries=10)
+    for i in range(100):
+        memo.remember(f"t{i}", i)
+    assert len(memo) == 10 and memo.recall("t99") == 99 and memo.recall("t89") is None
 
 
 def test_text_counters_share_one_counter_per_encoding(registry: EncodingRegistry) -> None:

@@ -16,11 +16,9 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from cachetools import LRUCache
-
 from tokengauge.counting.images import ImageRule, image_tokens
 from tokengauge.counting.request import tool_json
-from tokengauge.counting.text import encode_ordinary
+from tokengauge.counting.text import TextMemo, encode_ordinary
 from tokengauge.messages import (
     DataPart,
     Message,
@@ -41,6 +39,8 @@ BASE_TOKENS_PER_NAME: Final = 1
 TOOL_CALLS_MARGIN: Final = 1.5
 CACHE_SIZE: Final = 2000
 """Texts whose count is kept (a conversation's messages come again with every request)."""
+CACHE_BYTES: Final = 4 * 2**20
+"""Most bytes those texts hold."""
 
 
 class CopilotView:
@@ -48,15 +48,15 @@ class CopilotView:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self.encoding = encoding
-        self._cache: LRUCache[str, int] = LRUCache(maxsize=CACHE_SIZE)
+        self._cache: TextMemo[int] = TextMemo(CACHE_BYTES, CACHE_SIZE)
 
     def _tokens(self, text: str) -> int:
         if not text:
             return 0
-        count = self._cache.get(text)
+        count = self._cache.recall(text)
         if count is None:
             count = len(encode_ordinary(self.encoding, text))
-            self._cache[text] = count
+            self._cache.remember(text, count)
         return count
 
     def _text(self, parts: Sequence[object]) -> int:

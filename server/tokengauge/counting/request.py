@@ -21,10 +21,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import attrs
-from cachetools import LRUCache
 
 from tokengauge.counting.images import ImageRule, image_tokens
-from tokengauge.counting.text import TextCounter, encode_ordinary
+from tokengauge.counting.text import TextCounter, TextMemo, encode_ordinary
 from tokengauge.messages import (
     EPHEMERAL_MIME_TYPES,
     TEXT_MIME_PREFIXES,
@@ -52,6 +51,8 @@ CJK_RUN: Final = re.compile(
 )
 """CJK punctuation, kana, ideographs, Hangul and full-width forms, in runs."""
 CJK_CACHE_SIZE: Final = 2000
+CJK_CACHE_BYTES: Final = 2 * 2**20
+"""Most bytes the texts whose CJK share is kept hold (`TextMemo`)."""
 
 
 def _without_call_ids(parts: Sequence[Part]) -> list[Part]:
@@ -179,7 +180,7 @@ class RequestCounter:
     def __init__(self, text: TextCounter, image_rule: ImageRule) -> None:
         self.text = text
         self.image_rule = image_rule
-        self._cjk: LRUCache[str, int] = LRUCache(maxsize=CJK_CACHE_SIZE)
+        self._cjk: TextMemo[int] = TextMemo(CJK_CACHE_BYTES, CJK_CACHE_SIZE)
 
     def string(self, value: str) -> TextCount:
         """Tokens of a text, with its CJK share."""
@@ -190,13 +191,13 @@ class RequestCounter:
         """Tokens of the CJK runs in a text (0 for ASCII text, at no cost)."""
         if value.isascii():
             return 0
-        cached = self._cjk.get(value)
+        cached = self._cjk.recall(value)
         if cached is None:
             runs = CJK_RUN.findall(value)
             # Runs joined by newlines, each newline one token of its own in both encodings.
             joined = len(encode_ordinary(self.text.encoding, "\n".join(runs))) if runs else 0
             cached = max(0, joined - max(0, len(runs) - 1))
-            self._cjk[value] = cached
+            self._cjk.remember(value, cached)
         return cached
 
     def part(self, part: Part) -> TextCount:

@@ -10,7 +10,13 @@ take. Text it cannot take as it is gets the fallback's 10% margin:
   100,000 characters and the pieces counted one by one.
 Every other use of an encoding goes through `encode_ordinary`, which cuts such runs the same way
 (the tokens still decode to the text) and turns a panic into a `TokenizerError`.
-The LRU keeps at most 5,000 texts and 16 Mi characters in all.
+
+The counting caches (`TextMemo`) are bounded by the bytes they hold, not only by their entries:
+a text is charged its own size as Python stores it (`sys.getsizeof`: 1, 2 or 4 bytes a character,
+by its widest) plus its entry's share of the cache's bookkeeping, and at least an even split of
+the budget among its entries, so many short texts are bounded by their number and a few long ones
+by their bytes. A text larger than a whole budget is counted and not kept. The LRU of counted texts
+keeps at most 5,000 texts and 8 MiB in all, per encoding.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import TYPE_CHECKING, Final
+import sys
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from cachetools import LRUCache
 
@@ -29,8 +36,11 @@ if TYPE_CHECKING:
 
 TEXT_CACHE_SIZE: Final = 5000
 """Most texts the LRU keeps."""
-TEXT_CACHE_CHARS: Final = 16 * 2**20
-"""Most characters the LRU keeps (a text is charged at least its share of an even split)."""
+TEXT_CACHE_BYTES: Final = 8 * 2**20
+"""Most bytes the LRU holds (a text is charged at least its share of an even split)."""
+ENTRY_BYTES: Final = 256
+"""What one cache entry holds besides its text: the cache's dict slots, the value and its charge
+(140–230 bytes measured with tracemalloc, rounded up)."""
 FALLBACK_MARGIN: Final = 1.10
 WHITESPACE_PIECE: Final = 100_000
 """Longest whitespace run given to tiktoken in one piece (its regex panics near 1,000,000)."""
@@ -94,21 +104,44 @@ def whitespace_pieces(text: str) -> list[str] | None:
     return [text[start:end] for start, end in itertools.pairwise(bounds)]
 
 
+_V = TypeVar("_V")
+
+
+def _charged(entry: tuple[object, int]) -> int:
+    return entry[1]
+
+
+class TextMemo(LRUCache[str, tuple[_V, int]]):
+    """An LRU of `text → (value, bytes charged)` within `max_bytes` and `max_entries` (see the
+    module docstring)."""
+
+    def __init__(self, max_bytes: int, max_entries: int) -> None:
+        self.unit = max(1, max_bytes // max_entries)
+        super().__init__(maxsize=self.unit * max_entries, getsizeof=_charged)
+
+    def recall(self, text: str) -> _V | None:
+        """The value kept for `text` (now the most recently used one), or None."""
+        entry = self.get(text)
+        return None if entry is None else entry[0]
+
+    def remember(self, text: str, value: _V) -> None:
+        """Keep `value` for `text`, unless the text alone is larger than the whole budget."""
+        charge = max(sys.getsizeof(text) + ENTRY_BYTES, self.unit)
+        if charge <= self.maxsize:
+            self[text] = (value, charge)
+
+
 class TextCounter:
-    """Counts text in one encoding, remembering the last 5000 texts (16 Mi characters at most)."""
+    """Counts text in one encoding, remembering the last 5000 texts (8 MiB at most)."""
 
     def __init__(
         self,
         encoding: tiktoken.Encoding,
         cache_size: int = TEXT_CACHE_SIZE,
-        cache_chars: int = TEXT_CACHE_CHARS,
+        cache_bytes: int = TEXT_CACHE_BYTES,
     ) -> None:
         self.encoding = encoding
-        self._unit = max(1, cache_chars // cache_size)
-        # Values are (count, characters charged): the LRU is bounded by the characters it holds.
-        self._cache: LRUCache[str, tuple[int, int]] = LRUCache(
-            maxsize=self._unit * cache_size, getsizeof=lambda entry: entry[1]
-        )
+        self._cache: TextMemo[int] = TextMemo(cache_bytes, cache_size)
 
     @property
     def name(self) -> str:
@@ -119,13 +152,11 @@ class TextCounter:
         """Tokens in `text` (see the module docstring for text the encoder cannot take)."""
         if not text:
             return 0
-        cached = self._cache.get(text)
+        cached = self._cache.recall(text)
         if cached is not None:
-            return cached[0]
+            return cached
         count = self._count_uncached(text)
-        charge = max(len(text), self._unit)
-        if charge <= self._cache.maxsize:
-            self._cache[text] = (count, charge)
+        self._cache.remember(text, count)
         return count
 
     def _count_uncached(self, text: str) -> int:
