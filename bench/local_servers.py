@@ -481,13 +481,12 @@ def llama_tokens(llama: LlamaCpp) -> Callable[[str], int]:
     return count
 
 
-async def measure_llama_first(llama: LlamaCpp, count: int | None) -> list[FirstRow]:
-    """The first `count` shapes (all: None) as first requests."""
+async def measure_llama_first(llama: LlamaCpp) -> list[FirstRow]:
     window, _ = slot_window(llama)
     settings = {"maxOutputTokens": LLAMA_OUTPUT}
     return [
         await first_requests(LLAMA_CPP, "llamacpp", llama.url + "/v1", LLAMA_MODEL, settings, shape)
-        for shape in shapes(sized(int(0.9 * window), llama_tokens(llama)))[:count]
+        for shape in shapes(sized(int(0.9 * window), llama_tokens(llama)))
     ]
 
 
@@ -714,8 +713,8 @@ def cut_tables(runs: Sequence[CutRun]) -> Iterator[Table]:
 
 
 async def measure(console: Console, smoke: bool) -> list[Table]:
-    """Every section; `smoke`: one llama.cpp server, one shape of first request, shorter
-    conversations."""
+    """Every section; `smoke`: one llama.cpp server and its window only (first requests on the
+    vLLM stand-in alone: generating on a busy CPU is slow), conversations of five requests."""
     rows: list[WindowRow] = []
     with console.status("stand-ins…"):
         for item in STAND_INS:
@@ -729,8 +728,8 @@ async def measure(console: Console, smoke: bool) -> list[Table]:
             ) as llama,
         ):
             rows.append(await measure_llama(llama))
-            if (ctx, parallel) == LLAMA_SHAPES_SERVER:
-                firsts += await measure_llama_first(llama, 1 if smoke else None)
+            if (ctx, parallel) == LLAMA_SHAPES_SERVER and not smoke:
+                firsts += await measure_llama_first(llama)
     with console.status("vLLM stand-in, first requests…"):
         firsts += await measure_vllm_first()
     with console.status("growing conversations…"):
