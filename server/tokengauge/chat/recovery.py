@@ -22,7 +22,7 @@ from tokengauge.gauge import Gauge
 from tokengauge.messages import Message, Tool
 from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.protocol import ChatParams, RecordErrorParams
+from tokengauge.protocol import ChatParams
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
@@ -125,11 +125,11 @@ class Fitting:
         asked = self.route.options.max_tokens
         self.max_tokens = budget.clamp_max_tokens(model, self.estimate.total, limit, asked)
 
-    async def recover(self, error: ParsedError, status: int | None, body: str) -> None:
+    async def recover(self, error: ParsedError) -> None:
         """Learn from an overflow (and, for a local server, read again what it has loaded: it may
         have been reloaded smaller) and fit the request to return and try again, once; else raise
-        the `ChatError` a person should see (`body`: the error as the API sent it)."""
-        lesson = self._learn(error, status, body)
+        the `ChatError` a person should see."""
+        lesson = self._learn(error)
         model = self.route.model
         if self.route.local is not None:
             await self.local.read(model, self.route.api_key, force=True)
@@ -145,9 +145,9 @@ class Fitting:
             self.fit()
             log.info("%s: retrying with the request fitted to what the API counted", model.id)
 
-    def too_late(self, error: ParsedError, body: str) -> ChatError:
+    def too_late(self, error: ParsedError) -> ChatError:
         """Learn from an overflow reported after a part of the answer: the `ChatError` to raise."""
-        self._learn(error, None, body)
+        self._learn(error)
         return ChatError("overflow", overflow_message(self.route.model, error))
 
     def cap_output(self, limit: int) -> bool:
@@ -168,18 +168,14 @@ class Fitting:
         following = tools_as_sent(params.tools, params.messages, model.tool_docs, called)
         return self.gauge.expect_tools(model, following, params.tools)
 
-    def _learn(self, error: ParsedError, status: int | None, body: str) -> Lesson:
+    def _learn(self, error: ParsedError) -> Lesson:
         """Learn from an overflow, and say what changed."""
         gauge, epoch, model = self.gauge, self.gauge.epoch, self.route.model
-        result = gauge.record_error(
-            RecordErrorParams(model.id, self.messages, body, status, self.tools),
-            self.estimate,
-            log_request=False,
-        )
-        taught = result.learned_limit is not None or gauge.epoch != epoch
+        learned = gauge.learn_error(model, self.messages, error, self.estimate)
+        taught = learned.learned_limit is not None or gauge.epoch != epoch
         if taught:
             self.sink.calibration_changed(model.id)
-        if result.models_changed:
+        if learned.models_changed:
             self.sink.models_changed()
         return Lesson(taught, _output_room(error))
 

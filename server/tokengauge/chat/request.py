@@ -35,7 +35,6 @@ from tokengauge.messages import TextPart, Usage, unstructure
 from tokengauge.protocol import (
     ChatParams,
     ChatResult,
-    RecordUsageParams,
     Severity,
     StatefulMarkerPart,
     Status,
@@ -198,7 +197,7 @@ class ChatRequest:
         if exc.refuses_key or error.kind is ErrorKind.AUTH:
             raise ChatError("auth", route.explain(exc), route.brief(exc))
         if error.kind is ErrorKind.OVERFLOW:
-            await self.fitting.recover(error, exc.status, body)
+            await self.fitting.recover(error)
             return
         if (
             error.kind is ErrorKind.OUTPUT_LIMIT
@@ -221,8 +220,8 @@ class ChatRequest:
             message = self.route.midstream(failed.error.message)
             raise ChatError(error.kind.value, message, "error mid-response")
         if attempt.parts:
-            raise self.fitting.too_late(error, body)
-        await self.fitting.recover(error, None, body)
+            raise self.fitting.too_late(error)
+        await self.fitting.recover(error)
 
     async def _wait(self, reason: str, after: float | None) -> None:
         """Wait before the next try, and say so."""
@@ -288,15 +287,12 @@ class ChatRequest:
             prompt = gauge.client_prompt(model, estimate.total)  # what was really sent
         else:
             self.usage = usage
-            recorded = gauge.record_usage(
-                RecordUsageParams(model.id, fitting.messages, usage, fitting.tools),
-                estimate,
-                log_request=False,
-                given=self.params.tools,
+            learned = gauge.learn_usage(
+                model, fitting.messages, fitting.tools, usage, estimate, given=self.params.tools
             )
-            if recorded.models_changed:
+            if learned.models_changed:
                 sink.models_changed()
-            prompt = recorded.client_prompt or usage.total_input_tokens
+            prompt = learned.client_prompt
             conversation = self._log("answered")  # before the status: today's cost too
             fitting.expect_next_tools(self.answer.called)
             sink.calibration_changed(model.id)
