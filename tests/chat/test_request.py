@@ -1,5 +1,5 @@
-"""chat: the usage JSON Copilot reads, and `ChatRunner` on its own (no LSP) against the fake
-upstream."""
+"""chat: `ChatRunner` on its own (no LSP) against the fake upstream: a request streamed, retried
+and failed, and the status it leaves."""
 
 from __future__ import annotations
 
@@ -12,32 +12,14 @@ import pytest
 
 from tests.harness.fake_upstream.config import Scripted
 from tests.harness.fake_upstream.server import Upstream, running_upstream
-from tokengauge.chat import ChatError, ChatRunner, openai_usage
+from tokengauge.chat import ChatError, ChatRunner
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, TextPart, Usage
+from tokengauge.messages import Message, TextPart
 from tokengauge.protocol import ChatParams, ChatPart, Status, UsagePart
 from tokengauge.settings import parse_settings
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.retry import RetryPolicy
-
-
-def test_openai_usage_shape():
-    usage = Usage(
-        total_input_tokens=1050,
-        output_tokens=20,
-        input_tokens=100,
-        cache_read_tokens=900,
-        cache_write_tokens=50,
-        reasoning_tokens=7,
-    )
-    assert openai_usage(usage, prompt_tokens=880) == {  # the input in Copilot's units
-        "prompt_tokens": 880,
-        "completion_tokens": 20,
-        "total_tokens": 900,
-        "prompt_tokens_details": {"cached_tokens": 900},
-        "completion_tokens_details": {"reasoning_tokens": 7},
-    }
 
 
 @attrs.define
