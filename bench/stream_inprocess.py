@@ -16,7 +16,8 @@ import httpx
 from bench.benchlib import Report, now, rate, repeat, us
 from bench.stream_script import StreamModel, delta_text, make_stream
 from tests.harness.lsp import plain_client
-from tokengauge.lsp.server import ServerChatSink, create_server
+from tokengauge.lsp.server import create_server
+from tokengauge.lsp.state import ServerChatSink
 from tokengauge.messages import TextPart, unstructure
 from tokengauge.protocol import CHAT_PART, ChatPart, ChatPartParams
 from tokengauge.upstream.events import StreamParser
