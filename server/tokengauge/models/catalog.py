@@ -18,7 +18,8 @@ import attrs
 
 from tokengauge.counting.images import ImageRule
 from tokengauge.counting.text import encoding_for_family
-from tokengauge.models.known import KnownModel, display_name, lookup_known_model
+from tokengauge.models.known import KnownModel, lookup_known_model
+from tokengauge.models.names import display_name
 from tokengauge.models.prices import known_pricing
 from tokengauge.settings import (
     MIN_WINDOW,
