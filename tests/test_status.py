@@ -6,8 +6,8 @@ import attrs
 import pytest
 
 from tokengauge.activity.cost import CostSource, CostSum
-from tokengauge.calibration.estimates import MessageEstimate, RequestEstimate
 from tokengauge.calibration.ladder import Fitted
+from tokengauge.calibration.request_estimate import MessageEstimate, RequestEstimate
 from tokengauge.counting.request import RequestFeatures, TextCount, ToolWalk
 from tokengauge.formatting import compact
 from tokengauge.messages import Message, TextPart, ToolCallPart

@@ -22,8 +22,9 @@ import attrs
 
 from tokengauge.activity.cost import CostSource, CostSum
 from tokengauge.activity.history import History
-from tokengauge.calibration.estimates import Calibration, RequestEstimate
+from tokengauge.calibration.estimates import Calibration
 from tokengauge.calibration.ladder import Fitted
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.formatting import compact, format_usd, percent
 from tokengauge.messages import Message, TextPart
 from tokengauge.models.catalog import ModelSpec, UnknownModelError

@@ -20,8 +20,9 @@ from tests.harness.fake_upstream.config import ModelBehavior
 from tests.harness.fake_upstream.model import count_prompt
 from tests.strategies import any_text
 from tokengauge.calibration.classify import classify_error
-from tokengauge.calibration.estimates import ACTUAL_MARGIN, largest_remainder, scaled
+from tokengauge.calibration.estimates import ACTUAL_MARGIN
 from tokengauge.calibration.fit import BOUNDS, COMPONENTS
+from tokengauge.calibration.request_estimate import largest_remainder, scaled
 from tokengauge.counting.scales import copilot_tools
 from tokengauge.gauge import COPILOT_MESSAGE_OVERHEAD, Gauge
 from tokengauge.ledger.store import Ledger

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.calibration.texts import log, result_texts
-from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Estimate, Fitted, Room, climb
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import (
     MIN_KEPT_TOKENS,
     Truncator,

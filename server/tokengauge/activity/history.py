@@ -21,7 +21,8 @@ from tokengauge.activity.conversations import Conversations, request_kind
 from tokengauge.activity.cost import CostSource, CostSum, cost_totals, request_cost_of, start_of_day
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
-from tokengauge.calibration.estimates import Calibration, RequestEstimate
+from tokengauge.calibration.estimates import Calibration
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Message, Tool, Usage

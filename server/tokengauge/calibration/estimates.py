@@ -17,25 +17,31 @@ The `epoch` changes whenever a count could change.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Final, Literal
-
-import attrs
+from typing import Final
 
 from tokengauge.calibration.classify import ErrorKind, ParsedError
 from tokengauge.calibration.fit import (
     APPROXIMATE,
     COMPONENTS,
     EXACT,
-    REJECT,
     ComponentFit,
     Prior,
     features,
 )
+from tokengauge.calibration.overflow import overflow_lesson
 from tokengauge.calibration.ratios import ObservedRatios
+from tokengauge.calibration.request_estimate import (
+    MessageEstimate,
+    RequestEstimate,
+    largest_remainder,
+    message_features,
+    request_features,
+    scaled,
+    tokens,
+)
 from tokengauge.calibration.tool_walks import ToolWalks
 from tokengauge.counting.request import RequestCounter, RequestFeatures, TextCount, ToolWalk
 from tokengauge.counting.scales import (
@@ -56,103 +62,12 @@ SIGMAS: Final = 1.5
 """Estimates are the fit's mean plus this many standard deviations."""
 SPREAD_RANGE: Final = (0.5, 2.0)
 """A spread that gives messages less than half or more than twice their prediction is odd."""
-OVERFLOW_MARGIN: Final = 1.05
-NO_COUNT_SHRINK: Final = 0.9
-"""An overflow that names no number, of a request far smaller than the window we believed in:
-the API's window is below what was sent; it is taken as this share of it."""
-NO_COUNT_FLOOR: Final = 4_096
-"""…but never below this: a request smaller than any model's window that "overflows" says more
-about the server than about its window, and a window learned that small would refuse everything."""
 COPILOT_RATIO_PRIOR: Final = {False: 1.25, True: 1.05}
 """API tokens per token of Copilot's o200k count of messages, before any report: a Claude or an
 open model (tokenizer unknown, be careful), an OpenAI model (its own tokenizer)."""
 COPILOT_RATIO_MARGIN: Final = 1.02
 EXACT_FAMILIES: Final = re.compile(r"^(gpt-(3\.5|4|5)|o\d|chatgpt-4o)", re.I)
 """Families whose API counts text with the very encoding tokengauge uses for them."""
-_EPSILON: Final = 1e-9
-
-Source = Literal["actual", "estimate"]
-
-
-def scaled(raw: int, scale: float) -> int:
-    """`ceil(raw × scale)`, immune to float noise such as 100 × 1.05 = 105.00000000000001."""
-    return math.ceil(raw * scale - _EPSILON) if raw > 0 else 0
-
-
-def largest_remainder(total: int, weights: Sequence[int]) -> list[int]:
-    """Split `total` in proportion to `weights` into integers that add up to `total`."""
-    weight_sum = sum(weights)
-    if total <= 0 or not weights:
-        return [0] * len(weights)
-    if weight_sum <= 0:
-        weights, weight_sum = [1] * len(weights), len(weights)
-    quotas = [total * weight / weight_sum for weight in weights]
-    shares = [math.floor(quota) for quota in quotas]
-    by_remainder = sorted(range(len(quotas)), key=lambda i: quotas[i] - shares[i], reverse=True)
-    for index in by_remainder[: total - sum(shares)]:
-        shares[index] += 1
-    return shares
-
-
-@attrs.frozen
-class MessageEstimate:
-    """One message's count (true size), where it came from, and the stored actual if any."""
-
-    tokens: int
-    source: Source
-    actual: int | None = None
-
-
-@attrs.frozen
-class RequestEstimate:
-    """The count of a whole request, by category; `messages` includes the system prompt."""
-
-    tools: int
-    fixed: int
-    messages: tuple[MessageEstimate, ...]
-    features: RequestFeatures
-    ratios: dict[str, float]
-    tools_saved: int = 0
-    """What the tools' full documentation would have added (`toolDocs` other than `full`)."""
-    exact: int | None = None
-    """The server's own count of this very request, when it gave one (`Gauge.anchor`)."""
-
-    @property
-    def total(self) -> int:
-        """Everything together: the server's count of the request if it gave one."""
-        if self.exact is not None:
-            return self.exact
-        return self.tools + self.fixed + sum(m.tokens for m in self.messages)
-
-    @property
-    def system(self) -> int:
-        """The system prompt's messages."""
-        roles = self.features.roles
-        return sum(
-            m.tokens for m, role in zip(self.messages, roles, strict=True) if role == "system"
-        )
-
-    @property
-    def raw_total(self) -> int:
-        """Our raw tiktoken count of the messages and the tools' JSON."""
-        return self.features.text.total + self.features.tools
-
-
-def message_features(count: TextCount) -> tuple[float, ...]:
-    """The fit's features of one message."""
-    return features(count.other, count.cjk, 0, 1, 0)
-
-
-def request_features(request: RequestFeatures) -> tuple[float, ...]:
-    """The fit's features of a whole request."""
-    text = request.text
-    return features(text.other, text.cjk, request.tools, len(request.messages), 1)
-
-
-def tokens(coefficients: Sequence[float], x: Sequence[float]) -> int:
-    """A count from coefficients and features, as a whole number of tokens."""
-    value = sum(c * v for c, v in zip(coefficients, x, strict=True))
-    return max(0, math.ceil(value - _EPSILON))
 
 
 class Calibration:
@@ -332,35 +247,14 @@ class Calibration:
         window: int,
         copilot_messages: int | None = None,
     ) -> int | None:
-        """Learn from an overflow error; returns the newly learned limit, if it changed.
-
-        `window` is the window we believed in when sending. The true input is the error's count,
-        or the limit (else the window) plus the excess it names (at least one), and at least 5%
-        more than we thought; when that is far above our count (the API's window is not the one
-        we believed in), just 5% more than we thought, and if the error names no number at all
-        (OpenAI's "Your input exceeds the context window of this model"), the window is learned
-        as 90% of what we counted (not below 4,096): no count error that large is believable, a
-        smaller window is.
-        """
+        """Learn from an overflow error (`overflow_lesson`; `window`: the one we believed in
+        when sending); returns the newly learned limit, if it changed."""
         if error.kind is not ErrorKind.OVERFLOW:
             return None
-        limit = error.limit_tokens
-        new_limit = None
-        if limit is not None and limit < min(window, self.learned_limit(model.id) or window):
-            self.ledger.set_limit(model.id, limit)
-            new_limit = limit
-        true_input = error.input_tokens
-        if true_input is None:  # "exceeded by N tokens", or no number at all
-            above = (limit or window) + (error.excess_tokens or 1)
-            at_least = math.ceil(estimate.total * OVERFLOW_MARGIN)
-            # Far above what we counted, the window was not the API's: learn only "more".
-            plausible = above <= REJECT * estimate.total
-            true_input = max(above, at_least) if plausible else at_least
-            if not plausible and limit is None and error.excess_tokens is None:
-                smaller = math.floor(estimate.total * NO_COUNT_SHRINK)
-                if NO_COUNT_FLOOR <= smaller < (self.learned_limit(model.id) or window):
-                    self.ledger.set_limit(model.id, smaller)
-                    new_limit = smaller
+        lesson = overflow_lesson(error, estimate.total, window, self.learned_limit(model.id))
+        new_limit, true_input = lesson.limit, lesson.true_input
+        if new_limit is not None:
+            self.ledger.set_limit(model.id, new_limit)
         learned = self._learn(
             model, estimate, true_input, force=True, copilot_messages=copilot_messages
         )
@@ -378,7 +272,7 @@ class Calibration:
             model.id,
             error.message,
             error.input_tokens,
-            limit,
+            error.limit_tokens,
             error.output_tokens,
             _ratios_text(self.ratios(model)),
         )

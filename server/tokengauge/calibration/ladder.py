@@ -24,7 +24,7 @@ from typing import Final
 
 import attrs
 
-from tokengauge.calibration.estimates import RequestEstimate
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import (
     Cuts,
     Text,

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import attrs
 
 from tokengauge.calibration.classify import ParsedError
-from tokengauge.calibration.estimates import RequestEstimate
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink

@@ -19,7 +19,8 @@ from typing import Final
 
 import attrs
 
-from tokengauge.calibration.estimates import Calibration, RequestEstimate
+from tokengauge.calibration.estimates import Calibration
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Truncator, cap_tool_results
 from tokengauge.counting.copilot_view import COPILOT_ENCODING, CopilotView
 from tokengauge.counting.encodings import EncodingRegistry

@@ -19,7 +19,8 @@ import attrs
 from tokengauge.activity import dashboard
 from tokengauge.activity.history import History
 from tokengauge.calibration.classify import ErrorKind, ParsedError, classify_error
-from tokengauge.calibration.estimates import Calibration, RequestEstimate
+from tokengauge.calibration.estimates import Calibration
+from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.counting.copilot_view import CopilotView
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.counting.frequent import FrequentStrings
