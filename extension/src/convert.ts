@@ -35,7 +35,7 @@ function jsonSafe(value: unknown): unknown {
     }
 }
 
-/** One VS Code part (class instance or plain object) as a ARCHITECTURE §3 part. */
+/** One VS Code part (class instance or plain object) as a wire part (ARCHITECTURE §3). */
 export function toPart(part: unknown): Part {
     if (typeof part === 'string') {
         return { type: 'text', value: part };
@@ -84,7 +84,7 @@ function toThinking(value: string, id: unknown, metadata: unknown): Part {
     return { type: 'thinking', value };
 }
 
-/** A chat message (class instance or `{role, content, name}`) as a ARCHITECTURE §3 message. */
+/** A chat message (class instance or `{role, content, name}`) as a wire message (ARCHITECTURE §3). */
 export function toMessage(message: unknown): Message {
     if (!isRecord(message)) {
         throw new Error(`not a chat message: ${typeof message}`);

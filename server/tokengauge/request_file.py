@@ -100,7 +100,7 @@ def _tool_calls(calls: Any, index: int) -> list[Part]:
 
 
 def openai_message(message: Any, index: int) -> Message:
-    """One Chat Completions message as a ARCHITECTURE §3 message."""
+    """One Chat Completions message as a wire message (ARCHITECTURE §3)."""
     if not isinstance(message, dict):
         raise InvalidInput(f"messages[{index}] must be an object")
     role = message.get("role")

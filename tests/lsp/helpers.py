@@ -32,7 +32,7 @@ def init_options(storage: Path) -> dict[str, Any]:
 
 
 def text_message(role: str, *texts: str) -> dict[str, Any]:
-    """A ARCHITECTURE §3 message of text parts."""
+    """A wire message (ARCHITECTURE §3) of text parts."""
     return {"role": role, "content": [{"type": "text", "value": text} for text in texts]}
 
 

@@ -1,4 +1,4 @@
-"""The send path's recovery ladder (RFC 009: never an unrecoverable token limit).
+"""The send path's recovery ladder (ARCHITECTURE §8: never an unrecoverable token limit).
 
 A request whose calibrated estimate, with room for a useful answer, does not fit the window is
 fitted before it is sent instead of refused, rung by rung:

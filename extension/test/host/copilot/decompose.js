@@ -11,7 +11,7 @@
 const EPHEMERAL = new Set(['cache_control', 'stateful_marker', 'usage']);
 
 /**
- * A ARCHITECTURE §3 message as canonical JSON, without the parts that only carry VS Code bookkeeping and
+ * A wire message (ARCHITECTURE §3) as canonical JSON, without the parts that only carry VS Code bookkeeping and
  * without Copilot's internal tool-call id suffix (`__vscode-<n>`: counted, stripped when sent).
  */
 function canonical(message) {
@@ -83,7 +83,7 @@ function copilotMessageTokens(message, count) {
     return total;
 }
 
-/** The text of a ARCHITECTURE §3 message's parts, tool results included. */
+/** The text of a wire message's parts, tool results included. */
 function partsText(parts) {
     return parts.map((p) => (p.type === 'text' ? p.value : p.type === 'toolResult' ? partsText(p.content) : '')).join('');
 }
