@@ -1,7 +1,8 @@
 /**
  * The usage dashboard: one webview panel drawn by the dashboard bundle (`extension/dashboard/`, built
  * into the server's package beside `tokengauge report`'s copy of it) from the server's
- * `tokenGauge/dashboard`, sent again whenever a request joins the usage history.
+ * `tokenGauge/dashboard`, sent again whenever a request joins the usage history. VS Code keeps it open
+ * across a window reload, and hands it back to be drawn again (`registerSerializer`).
  */
 
 import { randomBytes } from 'node:crypto';
@@ -14,6 +15,7 @@ import { DashboardData, Methods } from './protocol';
 import { ServerConnection } from './server';
 
 export const DASHBOARD_VIEW = 'tokenGauge.dashboard';
+const TITLE = 'Token Gauge: Usage';
 /** Requests finishing close together are shown together. */
 const UPDATE_DELAY_MS = 250;
 
@@ -25,6 +27,12 @@ export function dashboardScript(extensionPath: string): string | undefined {
     ];
     return candidates.find((file) => fs.existsSync(file));
 }
+
+/** The page may run its script, and load files from the script's folder only. */
+const options = (file: string): vscode.WebviewOptions => ({
+    enableScripts: true,
+    localResourceRoots: [vscode.Uri.file(path.dirname(file))],
+});
 
 /** JSON safe inside a `<script>` element. */
 const inline = (data: unknown): string => JSON.stringify(data).replace(/</g, '\\u003c');
@@ -56,23 +64,63 @@ export class DashboardPanel implements vscode.Disposable {
 
     /** Open the panel, or bring it forward. */
     async open(): Promise<void> {
-        if (this.panel) {
-            this.panel.reveal();
+        if (this.reveal()) {
             return;
         }
-        const file = dashboardScript(this.extensionUri.fsPath);
+        const file = this.script();
         if (!file) {
             throw new Error('its page script is missing from this installation; reinstall Token Gauge.');
         }
-        const script = vscode.Uri.file(file);
         const data = await this.server.request(Methods.dashboard, {});
-        const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW, 'Token Gauge: Usage', vscode.ViewColumn.Active, {
-            enableScripts: true,
-            localResourceRoots: [vscode.Uri.file(path.dirname(file))],
+        if (this.reveal()) {
+            return; // VS Code restored the panel it kept meanwhile
+        }
+        const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW, TITLE, vscode.ViewColumn.Active, options(file));
+        this.adopt(panel, file, data);
+    }
+
+    /**
+     * A dashboard open when the window closed or reloaded comes back: VS Code keeps its tab and hands it over
+     * here at startup (the manifest's `onWebviewPanel` activation event), to show the page again with fresh data.
+     * Register while activating.
+     */
+    registerSerializer(): vscode.Disposable {
+        return vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW, {
+            deserializeWebviewPanel: (panel) => Promise.resolve(this.restore(panel)),
         });
+    }
+
+    /** Take over a panel VS Code kept: the page as `open` makes it, its data asked for when the page is ready. */
+    restore(panel: vscode.WebviewPanel): void {
+        const file = this.script();
+        if (!file) {
+            this.log.warn('the dashboard was not restored: its page script is missing from this installation');
+            panel.dispose();
+            return;
+        }
+        if (this.panel) {
+            panel.dispose(); // one dashboard: it was opened meanwhile
+            return;
+        }
+        panel.webview.options = options(file);
+        // No data in the page: the server may be starting still (requests wait for it); the page says `ready`.
+        this.adopt(panel, file, null);
+    }
+
+    /** Bring the open panel forward; false if there is none. */
+    private reveal(): boolean {
+        this.panel?.reveal();
+        return this.panel !== undefined;
+    }
+
+    private script(): string | undefined {
+        return dashboardScript(this.extensionUri.fsPath);
+    }
+
+    private adopt(panel: vscode.WebviewPanel, file: string, data: DashboardData | null): void {
         panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'images', 'icon.png');
-        panel.webview.html = page(panel.webview, script, data);
-        this.lastSent = data;
+        panel.webview.html = page(panel.webview, vscode.Uri.file(file), data);
+        this.lastSent = data ?? undefined;
         // Shown again after being hidden, the page starts over from its html: it says `ready`, and gets fresh data.
         panel.webview.onDidReceiveMessage((message: { type?: string }) => {
             if (message?.type === 'ready') {

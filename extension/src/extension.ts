@@ -170,6 +170,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         server,
         statusBar,
         dashboard,
+        dashboard.registerSerializer(),
         vscode.lm.registerLanguageModelChatProvider(VENDOR, provider),
         keys.onDidChange(() => void discover(false)),
         ...registerCommands({
