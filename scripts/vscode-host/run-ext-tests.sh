@@ -45,7 +45,9 @@ WORK=$(mktemp -d /tmp/vsc-run.XXXXXX)
 if [ -n "$UD" ]; then   # the browser's profile too: the workbench keeps its secrets there
   mkdir -p "$UD"; ln -s "$(realpath "$UD")" "$WORK/ud"; export DRIVE_PROFILE="$(realpath "$UD")/.chromium"
 fi
-mkdir -p "$WORK/ud/User" "$WORK/exts" "$WORK/ws" "$WORK/home" "$WORK/rt"
+WS=$WORK/ws
+[ -z "$UD" ] || WS="$(realpath "$UD")/workspace"   # the same folder again: its editors come back, as after a reload
+mkdir -p "$WORK/ud/User" "$WORK/exts" "$WS" "$WORK/home" "$WORK/rt"
 # Private HOME/XDG/TMPDIR: code-server, chromium and VS Code side files (~/.local/share/code-server,
 # ~/.config/chromium, machine id, ipc sockets) stay in $WORK, and parallel runs never share a lock.
 export VSC_HOME   # so the tests entry can find fallback node_modules (mocha) under it
@@ -100,7 +102,7 @@ setsid "$CS" --config "$WORK/config.yaml" \
   --user-data-dir "$WORK/ud" --extensions-dir "$WORK/exts" \
   --disable-telemetry --disable-update-check ${TRUST_OFF:+"$TRUST_OFF"} \
   ${VSC_LOG_LEVEL:+--log "$VSC_LOG_LEVEL"} \
-  --vscode-option enable-smoke-test-driver "$WORK/ws" > "$WORK/code-server.log" 2>&1 &
+  --vscode-option enable-smoke-test-driver "$WS" > "$WORK/code-server.log" 2>&1 &
 CS_PID=$!
 echo "code-server pgid $CS_PID" >> "$WORK/pids"
 up=
@@ -121,7 +123,7 @@ const [port, ext, tests, env, ws] = process.argv.slice(1);
 const a = "127.0.0.1:" + port;
 const p = [["extensionDevelopmentPath", "vscode-remote://" + a + ext], ["extensionTestsPath", "vscode-remote://" + a + tests], ["extensionEnvironment", env]];
 console.log("http://" + a + "/?folder=" + encodeURIComponent(ws) + "&payload=" + encodeURIComponent(JSON.stringify(p)));
-' "$PORT" "$EXT_DIR" "$TESTS" "$ENVJSON" "$WORK/ws")
+' "$PORT" "$EXT_DIR" "$TESTS" "$ENVJSON" "$WS")
 
 set +e
 # driver output goes to the terminal and to driver.log; setsid so cleanup can end chromium with it
