@@ -180,7 +180,7 @@ for suite in $SUITES; do
                 [ "$phase" = ui-reload ] && slow_server "$WORK/ui-profile/User/settings.json"
                 VSC_PORT=$port DRIVE_SCREENSHOTS=$SHOTS bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js \
                     "$(envjson "$phase" "$UI_URL")" --settings "$WORK/ui-settings.json" --user-data-dir "$WORK/ui-profile" \
-                    --timeout 300000 2>&1 | tee "$log.$phase"
+                    --timeout 480000 2>&1 | tee "$log.$phase"
                 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
             done
             tally "$log.ui"; log=$log.ui-reload   # each launch counted (the loop tallies the second)
