@@ -1,9 +1,9 @@
-"""The two wire dialects behind one interface: URL, headers, request body and stream parser.
+"""The three wire dialects behind one interface: URL, headers, request body and stream parser.
 
 `openai` covers every Chat Completions server (OpenAI, Azure, OpenRouter, Vercel AI Gateway,
-DeepSeek, Groq, Ollama, LM Studio, vLLM, llama.cpp); `anthropic` is the native Messages API.
-A captured stream of either parses offline as the chat loop would parse it live
-(`parse_stream_file`, behind `tokengauge parse-stream`).
+DeepSeek, Groq, Ollama, LM Studio, vLLM, llama.cpp); `responses` is OpenAI's Responses API;
+`anthropic` is the native Messages API. A captured stream of any parses offline as the chat loop
+would parse it live (`parse_stream_file`, behind `tokengauge parse-stream`).
 """
 
 from __future__ import annotations
