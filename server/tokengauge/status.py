@@ -9,12 +9,11 @@ today's for the model (where prices are known), the tokens a reduced tool docume
 (`toolDocs`), and, folded away, the correction factors in use, as the log prints them. Before
 any request the status names the number of models ready. `StatusBar` says which: the last
 conversation request of this session, else the one the usage history remembers from an earlier
-session (`activity.history`). The notes Token Gauge adds to answers are written here too.
+session (`activity.history`). What the chat says while it waits to retry is made here too.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -26,7 +25,6 @@ from tokengauge.calibration.estimates import Calibration
 from tokengauge.calibration.ladder import Fitted
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.formatting import compact, format_usd, percent
-from tokengauge.messages import Message, TextPart
 from tokengauge.models.catalog import ModelSpec, UnknownModelError
 from tokengauge.models.offer import Offer
 from tokengauge.protocol import Severity, Status
@@ -37,10 +35,6 @@ ERROR_AT: Final = 0.90
 ICON: Final = "$(pulse)"
 NAMED_MODELS: Final = 8
 """Models named in the tooltip before any request; the others are counted."""
-NOTE_START: Final = "*Token Gauge: "
-"""How Token Gauge's notes begin: what the recovery ladder cut (at an answer's start), what a
-server cut (at its end, after a blank line)."""
-NOTE: Final = re.compile(r"(?:\n\n)?" + re.escape(NOTE_START) + r"[^\n]*\*\n\n")
 
 
 def severity_for(fill: float) -> Severity:
@@ -246,39 +240,6 @@ def with_trim(status: Status, fitted: Fitted) -> Status:
     return Status(text=f"{status.text} · {what}", tooltip=tooltip, severity="warning")
 
 
-def ladder_note(model_name: str, fitted: Fitted) -> str:
-    """The line that begins an answer to a request the ladder fitted (markdown, one line)."""
-    return (
-        f"{NOTE_START}this request did not fit {model_name}'s window, so the model did not see "
-        f"all of it: {fitted.describe()}.*\n\n"
-    )
-
-
-def cut_note(model_name: str, read: int, size: int, fence_open: bool = False) -> str:
-    """The line that ends an answer the server gave to a prompt of about `size` tokens it cut to
-    `read` without an error (after closing the answer's open code block, if it left one)."""
-    fence = "\n```" if fence_open else ""
-    return (
-        f"{fence}\n\n{NOTE_START}the server read only {read:,} tokens of this request's "
-        f"{size:,}: it cut the start of the conversation, so {model_name} answered without it. "
-        "Requests are now kept within the window it really serves.*\n\n"
-    )
-
-
-def without_notes(message: Message) -> Message:
-    """An assistant's message without the notes Token Gauge began its answers with: they are for
-    the person, and the model need not read them again with every request."""
-    if message.role != "assistant" or not any(
-        isinstance(part, TextPart) and NOTE_START in part.value for part in message.content
-    ):
-        return message
-    content = [
-        TextPart(NOTE.sub("", part.value)) if isinstance(part, TextPart) else part
-        for part in message.content
-    ]
-    return attrs.evolve(message, content=[p for p in content if p != TextPart("")])
-
-
 def request_ended(model_name: str, outcome: str, severity: Severity) -> Status:
     """The status of a request that ended with no usage to show (it failed, or was cancelled
     while waiting to retry): what became of it, in a few words such as `rate limited (429)`."""
@@ -287,4 +248,14 @@ def request_ended(model_name: str, outcome: str, severity: Severity) -> Status:
         text=f"{icon} {model_name}: {outcome}",
         tooltip=f"**{model_name}** — last request: {outcome}",
         severity=severity,
+    )
+
+
+def retrying(model: ModelSpec, reason: str, delay: float, attempt: int, attempts: int) -> Status:
+    """The status while a request waits `delay` seconds to be tried again (`attempt` of
+    `attempts`), and why."""
+    return Status(
+        text=f"$(sync~spin) {model.provider.id}: retrying in {delay:.0f}s",
+        tooltip=f"{model.name}: {reason}. Try {attempt} of {attempts}.",
+        severity="warning",
     )

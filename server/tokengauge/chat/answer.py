@@ -14,7 +14,7 @@ from tokengauge.activity.conversations import ANSWER_HEAD
 from tokengauge.chat.output import ChatSink
 from tokengauge.chat.recovery import Fitting
 from tokengauge.messages import TextPart, Usage
-from tokengauge.status import ladder_note
+from tokengauge.notes import ladder_note
 from tokengauge.upstream.attribution import Attribution
 from tokengauge.upstream.errors import ConnectionFailed
 from tokengauge.upstream.events import (
@@ -70,7 +70,7 @@ class Answer:
     def begin(self) -> None:
         """Begin the answer with what the ladder cut, once: the person must know the model did
         not see everything (a text part: the only kind VS Code shows; the next requests leave it
-        out again, `status.without_notes`)."""
+        out again, `notes.without_notes`)."""
         fitted = self.fitting.fitted
         if self.noted or not fitted.changed:
             return

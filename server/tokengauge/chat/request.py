@@ -32,14 +32,14 @@ from tokengauge.chat.recovery import Fitting
 from tokengauge.chat.route import Route, chat_options
 from tokengauge.gauge import Gauge
 from tokengauge.messages import TextPart, Usage, unstructure
+from tokengauge.notes import cut_note, without_notes
 from tokengauge.protocol import (
     ChatParams,
     ChatResult,
     Severity,
     StatefulMarkerPart,
-    Status,
 )
-from tokengauge.status import cut_note, request_ended, with_trim, without_notes
+from tokengauge.status import request_ended, retrying, with_trim
 from tokengauge.telemetry.request import EndedRequest, TraceParent
 from tokengauge.upstream.attribution import (
     NONE,
@@ -236,13 +236,7 @@ class ChatRequest:
             retry.max_attempts,
         )
         self.status_owed = True
-        self.shared.sink.status(
-            Status(
-                text=f"$(sync~spin) {model.provider.id}: retrying in {delay:.0f}s",
-                tooltip=f"{model.name}: {reason}. Try {self.tries + 1} of {retry.max_attempts}.",
-                severity="warning",
-            )
-        )
+        self.shared.sink.status(retrying(model, reason, delay, self.tries + 1, retry.max_attempts))
         await self.shared.sleep(delay)
 
     def _settle(self, outcome: str, severity: Severity) -> None:

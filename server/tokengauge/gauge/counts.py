@@ -32,6 +32,7 @@ from tokengauge.messages import CountInput, Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.offer import Offer
 from tokengauge.models.served import cut_without_error
+from tokengauge.notes import without_notes
 from tokengauge.protocol import (
     Breakdown,
     CountTokensResult,
@@ -39,7 +40,6 @@ from tokengauge.protocol import (
     WarmCountsResult,
     WarmEntry,
 )
-from tokengauge.status import without_notes
 from tokengauge.upstream.served import served_kind
 
 log = logging.getLogger(__name__)
