@@ -155,14 +155,14 @@ def whole_request(
         cold: list[int] = []
         for _ in range(plan.cold_runs):
             gauge = make_gauge(registry)
-            model = gauge.model(model_id)
+            model = gauge.offer.model(model_id)
             start = now()
-            estimate = gauge.estimate(model, workload.messages, workload.tools)
+            estimate = gauge.counts.estimate(model, workload.messages, workload.tools)
             cold.append(now() - start)
         warm: list[int] = []
         for _ in range(plan.warm_runs):
             start = now()
-            gauge.estimate(model, workload.messages, workload.tools)
+            gauge.counts.estimate(model, workload.messages, workload.tools)
             warm.append(now() - start)
         encoding = f"{model_id} ({model.encoding})"
         report.add(
@@ -192,12 +192,12 @@ def warm_on_disk(registry: EncodingRegistry, workload: Workload, model_id: str, 
         ledger = Ledger(Path(tmp) / "ledger")
         try:
             gauge = make_gauge(registry, ledger)
-            model = gauge.model(model_id)
-            gauge.estimate(model, workload.messages, workload.tools)
+            model = gauge.offer.model(model_id)
+            gauge.counts.estimate(model, workload.messages, workload.tools)
             samples: list[int] = []
             for _ in range(runs):
                 start = now()
-                gauge.estimate(model, workload.messages, workload.tools)
+                gauge.counts.estimate(model, workload.messages, workload.tools)
                 samples.append(now() - start)
         finally:
             ledger.close()

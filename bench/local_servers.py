@@ -122,7 +122,7 @@ class Session:
 
     def info(self) -> ModelInfo:
         """What `tokenGauge/models` tells VS Code of the model."""
-        return self.gauge.model_info(self.gauge.model(self.model_id))
+        return self.gauge.model_info(self.gauge.offer.model(self.model_id))
 
     def records(self) -> list[RequestRecord]:
         """The usage history, oldest first."""

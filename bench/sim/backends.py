@@ -249,14 +249,14 @@ class DirectSender:
     ) -> None:
         self.client = client
         self.gauge = gauge
-        self.model = gauge.model(model_id)
+        self.model = gauge.offer.model(model_id)
         self.upstream = upstream
         self.policy = policy
 
     def _max_tokens(self, messages: Sequence[Message], tools: Sequence[Tool]) -> int:
         if self.policy == "plain":
             return self.model.max_output_tokens
-        estimate = self.gauge.estimate(self.model, messages, tools).total
+        estimate = self.gauge.counts.estimate(self.model, messages, tools).total
         return budget.clamp_max_tokens(self.model, estimate)
 
     async def send(

@@ -149,7 +149,7 @@ async def variant_parts(
                 yield counter, chat, counter.max_input_tokens
         return
     gauge = Gauge(parse_settings(options), Ledger(None))
-    model = gauge.model(MODEL_ID)
+    model = gauge.offer.model(MODEL_ID)
 
     async def fixed_max_input() -> int:
         return gauge.max_input_tokens(model)

@@ -130,10 +130,10 @@ def count_command(args: argparse.Namespace, console: Console) -> int:
     ledger = Ledger(args.storage_dir / LEDGER_DIR if args.storage_dir else None)
     try:
         gauge = Gauge(settings, ledger)
-        model = gauge.model(model_id)
-        estimate = gauge.estimate(model, messages, tools)
-        breakdown = gauge.breakdown(model, estimate)
-        scales = gauge.scales(model)
+        model = gauge.offer.model(model_id)
+        estimate = gauge.counts.estimate(model, messages, tools)
+        breakdown = gauge.counts.breakdown(model, estimate)
+        scales = gauge.counts.scales(model)
     finally:
         ledger.close()
     fits = breakdown.total <= breakdown.max_input_tokens

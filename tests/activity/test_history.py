@@ -80,7 +80,7 @@ def test_each_request_records_its_cost_and_the_report_sums_them(tmp_path: Path):
     assert (cost.model_id, cost.requests) == ("gpt-4o", 2)
     assert cost.total_usd == cost.today_usd == pytest.approx(sum(each))
     assert dashboard.today_usd == pytest.approx(sum(each))
-    tooltip = gauge.status().tooltip
+    tooltip = gauge.bar.status().tooltip
     assert "| cost (estimated) | $0.0026 |" in tooltip.splitlines()
     assert "Today on this model: $0.0051 (estimated)" in tooltip
     assert all(record["costSource"] == "estimate" for record in history)
@@ -104,7 +104,7 @@ def test_the_cost_the_api_reports_wins_over_the_price_table(tmp_path: Path):
     [cost] = gauge.usage_report().costs
     assert cost.total_usd == pytest.approx(0.25 + estimated)
     assert cost.reported_usd == cost.today_reported_usd == 0.25
-    tooltip = gauge.status().tooltip
+    tooltip = gauge.bar.status().tooltip
     assert "| cost (reported by the API) | $0.25 |" in tooltip.splitlines()
     assert "Today on this model: $0.25 ($0.25 reported by the API, $0.0025 estimated)" in tooltip
     totals = gauge.dashboard()().totals
@@ -120,5 +120,5 @@ def test_no_price_no_cost_in_the_report_or_the_tooltip(tmp_path: Path):
     report(gauge, AGENT, TOOLS, 900, model="acme-7b")
     dashboard = gauge.usage_report()
     assert (dashboard.costs, dashboard.today_usd) == ([], None)
-    assert "cost" not in gauge.status().tooltip
-    assert "Today" not in gauge.status().tooltip
+    assert "cost" not in gauge.bar.status().tooltip
+    assert "Today" not in gauge.bar.status().tooltip

@@ -97,7 +97,7 @@ def conversation(turns: int = 6, size: int = 40) -> list[Message]:
 
 def api_count(gauge: Gauge, model_id: str, messages: list[Message], skew: float) -> int:
     """What the test API counts for the body tokengauge would send."""
-    model = gauge.model(model_id)
+    model = gauge.offer.model(model_id)
     options = parse_model_options(None, {})
     body = dialect_for(model).body(model, messages, TOOLS, options, 1000)
     behavior = ModelBehavior(
@@ -117,11 +117,11 @@ def gauge(tmp_path: Path) -> Gauge:
 
 def in_true_tokens(gauge: Gauge, model_id: str, tokens: int) -> float:
     """A count answer (in the units VS Code is told) as true tokens."""
-    return tokens / gauge.declared(gauge.model(model_id)).scale
+    return tokens / gauge.offer.declarations.get(gauge.offer.model(model_id)).scale
 
 
 def estimate_total(gauge: Gauge, model_id: str, messages: list[Message]) -> int:
-    return gauge.estimate(gauge.model(model_id), messages, TOOLS).total
+    return gauge.counts.estimate(gauge.offer.model(model_id), messages, TOOLS).total
 
 
 @given(total=st.integers(0, 10**7), weights=st.lists(st.integers(0, 10**5), max_size=50))
@@ -150,7 +150,7 @@ def test_scaled(raw: int, scale: float, expected: int):
 
 @pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5"])
 def test_before_calibration_estimate_is_at_least_tiktoken(gauge: Gauge, model_id: str):
-    estimate = gauge.estimate(gauge.model(model_id), conversation(), TOOLS)
+    estimate = gauge.counts.estimate(gauge.offer.model(model_id), conversation(), TOOLS)
     raws = [count.total for count in estimate.features.messages]
     assert all(m.source == "estimate" for m in estimate.messages)
     assert all(m.tokens >= raw for m, raw in zip(estimate.messages, raws, strict=True))
@@ -162,12 +162,12 @@ def test_before_calibration_estimate_is_at_least_tiktoken(gauge: Gauge, model_id
 )
 def test_usage_makes_the_same_conversation_follow_the_actual(gauge: Gauge, skew: float):
     messages = conversation()
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     actual = api_count(gauge, model.id, messages, skew)
     epoch = gauge.epoch
     record(gauge, model.id, messages, actual)
     assert gauge.epoch > epoch
-    after = gauge.estimate(model, messages, TOOLS)
+    after = gauge.counts.estimate(model, messages, TOOLS)
     assert all(m.source == "actual" for m in after.messages)
     # Never below the API's count; above it by the 2% on actuals and the margin the tools' share
     # still carries after a single report (the tools are a tenth of this request).
@@ -178,7 +178,7 @@ def test_usage_makes_the_same_conversation_follow_the_actual(gauge: Gauge, skew:
 def test_ratios_converge_within_a_few_requests(gauge: Gauge, skew: float):
     """A growing conversation with CJK and tools: after 4 reports the next, unseen request is
     estimated within 3% of the API, and never below it by more than 1%."""
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     messages = conversation(turns=1)
     errors = []
     for turn in range(10):
@@ -197,7 +197,7 @@ def test_ratios_converge_within_a_few_requests(gauge: Gauge, skew: float):
 
 def test_new_messages_get_what_the_api_charged_for_them(gauge: Gauge):
     """Actuals by difference: each message added to a conversation is stored at its true cost."""
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     messages = conversation(turns=2)
     record(gauge, model.id, messages, api_count(gauge, model.id, messages, 1.45))
     for turn in range(4):
@@ -205,7 +205,7 @@ def test_new_messages_get_what_the_api_charged_for_them(gauge: Gauge):
         grown = [*messages, new]
         cost = api_count(gauge, model.id, grown, 1.45) - api_count(gauge, model.id, messages, 1.45)
         record(gauge, model.id, grown, api_count(gauge, model.id, grown, 1.45))
-        stored = gauge.estimate(model, grown, TOOLS).messages[-1]
+        stored = gauge.counts.estimate(model, grown, TOOLS).messages[-1]
         assert stored.source == "actual"
         assert stored.actual == pytest.approx(cost, rel=0.03, abs=4)
         messages = grown
@@ -216,12 +216,12 @@ def test_copilots_budget_edge_holds_what_the_api_takes(gauge: Gauge, skew: float
     """Copilot fits its own o200k count of the messages within `0.9 × (maxInputTokens − tools)`,
     the tools counted through us: at that edge, what the API charges must fit the window, and
     not fall far short of what an exact count would allow."""
-    model = gauge.model("claude-small")
+    model = gauge.offer.model("claude-small")
     for turns in range(1, 7):
         messages = conversation(turns=turns, size=30)
         record(gauge, model.id, messages, api_count(gauge, model.id, messages, skew))
-    walk = gauge.estimate(model, conversation(), TOOLS).features.walk
-    copilot_tools_count = copilot_tools(walk, gauge.scales(model).tools)
+    walk = gauge.counts.estimate(model, conversation(), TOOLS).features.walk
+    copilot_tools_count = copilot_tools(walk, gauge.counts.scales(model).tools)
     max_input = gauge.max_input_tokens(model)  # the true one
     told = gauge.model_info(model).max_input_tokens  # what Copilot is told, in its units
     edge = math.floor(0.9 * (told - copilot_tools_count))
@@ -242,29 +242,29 @@ def test_copilots_budget_edge_holds_what_the_api_takes(gauge: Gauge, skew: float
 def test_actuals_follow_the_family_and_outlive_the_process(tmp_path: Path):
     messages = conversation()
     first = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
-    model = first.model("claude-sonnet-4-5")
+    model = first.offer.model("claude-sonnet-4-5")
     record(first, model.id, messages, api_count(first, model.id, messages, 1.3))
     ratios = first.calibration.ratios(model)
     first.ledger.close()
 
     second = Gauge(SETTINGS, Ledger(tmp_path / "ledger"))
-    again = second.estimate(second.model(model.id), messages, TOOLS)
+    again = second.counts.estimate(second.offer.model(model.id), messages, TOOLS)
     assert all(m.source == "actual" for m in again.messages)
     assert second.calibration.ratios(model) == pytest.approx(ratios)
-    other_family = second.estimate(second.model("gpt-4o"), messages, TOOLS)
+    other_family = second.counts.estimate(second.offer.model("gpt-4o"), messages, TOOLS)
     assert all(m.source == "estimate" for m in other_family.messages)
 
 
 def test_a_new_message_is_estimated_with_the_learned_ratio(gauge: Gauge):
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     for turns in range(2, 12):
         messages = conversation(turns=turns)
-        raw = gauge.estimate(model, messages, TOOLS).raw_total
+        raw = gauge.counts.estimate(model, messages, TOOLS).raw_total
         record(gauge, model.id, messages, raw * 2)
     assert gauge.calibration.ratios(model)["text"] == pytest.approx(2.0, rel=0.1)
     new = Message(role="user", content=[TextPart("a brand new question " * 30)])
-    estimated = gauge.estimate(model, [new], []).messages[-1].tokens
-    raw = gauge.counter(model).message(new).total
+    estimated = gauge.counts.estimate(model, [new], []).messages[-1].tokens
+    raw = gauge.counts.counter(model).message(new).total
     assert estimated >= 1.9 * raw
     # The count answered is the same in the units VS Code is told (within their rounding).
     counted = gauge.count(model.id, [new]).tokens[0] + COPILOT_MESSAGE_OVERHEAD
@@ -275,7 +275,7 @@ def test_a_new_message_is_estimated_with_the_learned_ratio(gauge: Gauge):
 def test_one_odd_report_moves_nothing_far(gauge: Gauge, actual: int):
     """A settled model: one absurd usage report neither swings the ratios nor stores an absurd
     actual for a small message."""
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     for turns in range(2, 8):
         messages = conversation(turns=turns)
         record(gauge, model.id, messages, api_count(gauge, model.id, messages, 1.2))
@@ -285,15 +285,15 @@ def test_one_odd_report_moves_nothing_far(gauge: Gauge, actual: int):
     ratios = gauge.calibration.ratios(model)
     assert ratios["text"] == pytest.approx(settled["text"], rel=0.05)
     assert ratios["tools"] == pytest.approx(settled["tools"], rel=0.05)
-    assert gauge.estimate(model, small, TOOLS).messages[-1].tokens < 100
+    assert gauge.counts.estimate(model, small, TOOLS).messages[-1].tokens < 100
 
 
 @pytest.mark.parametrize("ratio", [100.0, 0.01], ids=["high", "low"])
 def test_ratios_stay_within_bounds(gauge: Gauge, ratio: float):
-    model = gauge.model("gpt-4o")
+    model = gauge.offer.model("gpt-4o")
     for turns in range(1, 40):
         messages = conversation(turns=1 + turns % 5)
-        raw = gauge.estimate(model, messages, TOOLS).raw_total
+        raw = gauge.counts.estimate(model, messages, TOOLS).raw_total
         record(gauge, model.id, messages, max(1, round(raw * ratio)))
     mean = gauge.calibration.fit(model).mean
     for value, (low, high) in zip(mean, BOUNDS, strict=True):
@@ -302,8 +302,8 @@ def test_ratios_stay_within_bounds(gauge: Gauge, ratio: float):
 
 
 def test_zero_usage_teaches_nothing(gauge: Gauge):
-    model = gauge.model("gpt-4o")
-    gauge.estimate(model, conversation(), TOOLS)  # the tools are known: their scale is set
+    model = gauge.offer.model("gpt-4o")
+    gauge.counts.estimate(model, conversation(), TOOLS)  # the tools are known: their scale is set
     epoch = gauge.epoch
     before = gauge.calibration.ratios(model)
     record(gauge, "gpt-4o", conversation(), 0)
@@ -313,22 +313,22 @@ def test_zero_usage_teaches_nothing(gauge: Gauge):
 
 def test_cached_actual_gets_two_percent_less_copilots_three(gauge: Gauge):
     message = Message(role="user", content=[TextPart("hello " * 100)])
-    model = gauge.model("gpt-4o")
-    digest = gauge.estimate(model, [message], []).features.digests[0]
+    model = gauge.offer.model("gpt-4o")
+    digest = gauge.counts.estimate(model, [message], []).features.digests[0]
     gauge.ledger.put_actuals(model.family, {digest: 1000})
-    scale = gauge.declared(model).scale  # in the units VS Code is told
+    scale = gauge.offer.declarations.get(model).scale  # in the units VS Code is told
     expected = math.ceil(math.ceil(1000 * ACTUAL_MARGIN) * scale) - COPILOT_MESSAGE_OVERHEAD
     assert gauge.count(model.id, [message]).tokens == [expected]
 
 
 def test_tool_call_ids_do_not_change_a_digest(gauge: Gauge):
     """Copilot counts a message with its internal call id and sends it without."""
-    model = gauge.model("gpt-4o")
+    model = gauge.offer.model("gpt-4o")
     counted = Message(
         role="assistant", content=[ToolCallPart(call_id="c1__vscode-17", name="f", input={})]
     )
     sent = Message(role="assistant", content=[ToolCallPart(call_id="c1", name="f", input={})])
-    digests = gauge.estimate(model, [counted, sent], []).features.digests
+    digests = gauge.counts.estimate(model, [counted, sent], []).features.digests
     assert digests[0] == digests[1]
 
 
@@ -361,7 +361,7 @@ def test_overflow_makes_the_next_count_exceed_the_limit(
 ):
     body = (wire / fixture).read_text()
     error = classify_error(status, body)
-    model = gauge.model(model_id)
+    model = gauge.offer.model(model_id)
     # A conversation that fits the limit and is not far from the size the error names (a count
     # 8× off would be ignored).
     limit = error.limit_tokens or model.context_window
@@ -399,7 +399,7 @@ def test_overflow_makes_the_next_count_exceed_the_limit(
 )
 def test_an_overflow_that_names_only_its_excess_is_learned(gauge: Gauge, body: str, excess: int):
     """The request was too big by `excess` over the window: the next count says so."""
-    model = gauge.model("small")
+    model = gauge.offer.model("small")
     messages = conversation(turns=12, size=60)
     before = estimate_total(gauge, model.id, messages)
     gauge.record_error(RecordErrorParams(model.id, messages, body, 400, TOOLS))
@@ -409,7 +409,7 @@ def test_an_overflow_that_names_only_its_excess_is_learned(gauge: Gauge, body: s
 
 def test_input_plus_max_tokens_learns_the_true_input(gauge: Gauge, wire: Path):
     body = (wire / "error-anthropic-input-plus-max-tokens-exceed-context.json").read_text()
-    model = gauge.model("claude-sonnet-4-5")
+    model = gauge.offer.model("claude-sonnet-4-5")
     messages = conversation(size=40 * 143653 // 2 // 2_400)
     result = gauge.record_error(RecordErrorParams(model.id, messages, body, 400, TOOLS))
     assert unstructure(result.error) == {
@@ -430,7 +430,7 @@ def test_an_overflow_without_numbers_far_below_the_window_learns_a_smaller_windo
     """OpenAI's count-less overflow for a request of a few thousand tokens, where we believed in
     128k: no counting error explains it, a smaller window does (90% of what was sent)."""
     body = (wire / "error-openai-responses-context-length-exceeded-stream-event.json").read_text()
-    model = gauge.model("gpt-4o")
+    model = gauge.offer.model("gpt-4o")
     messages = conversation(size=150)
     before = estimate_total(gauge, model.id, messages)
     assert 4_096 / 0.9 < before < model.context_window / 8
@@ -500,7 +500,7 @@ def test_uncalibrated_counts_never_fall_below_tiktoken(texts: list[str]):
 
 @pytest.mark.parametrize("model_id", ["gpt-4o", "claude-sonnet-4-5", "small"])
 def test_uncalibrated_cjk_text_is_never_below_tiktoken(model_id: str):
-    model = UNCALIBRATED.model(model_id)
+    model = UNCALIBRATED.offer.model(model_id)
     text = CJK * 30
     exact = len(UNCALIBRATED.encodings.get(model.encoding).encode_ordinary(text))
     [answer] = UNCALIBRATED.count(model_id, [text]).tokens

@@ -80,13 +80,13 @@ class Ladder:
 
     def __init__(self, gauge: Gauge) -> None:
         self.gauge = gauge
-        self.model = gauge.model("claude-sonnet-4-5")
-        self.truncator = Truncator(gauge.counter(self.model).text.encoding)
+        self.model = gauge.offer.model("claude-sonnet-4-5")
+        self.truncator = Truncator(gauge.counts.counter(self.model).text.encoding)
 
     def estimate(self, tools: Sequence[Tool] = TOOLS) -> Estimate:
         def estimate(messages: Sequence[Message], sent: Sequence[Tool]) -> RequestEstimate:
             given = tools if len(sent) == len(tools) else None
-            return self.gauge.estimate(self.model, messages, sent, given, remember=False)
+            return self.gauge.counts.estimate(self.model, messages, sent, given, remember=False)
 
         return estimate
 

@@ -17,11 +17,11 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
         models=(ModelSettings(id="gpt-4.1", provider="test"),),
     )
     gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
-    model = gauge.model("gpt-4.1")
+    model = gauge.offer.model("gpt-4.1")
     [full] = gauge.models()
     assert full.context_window > 200_000 and full.choices is not None
-    assert gauge.choose_context_size(model, 200_000) is True
-    assert gauge.choose_context_size(model, 200_000) is False  # no change, nothing to re-list
+    assert gauge.windows.choose(model, 200_000) is True
+    assert gauge.windows.choose(model, 200_000) is False  # no change, nothing to re-list
     [small] = gauge.models()
     assert small.context_window == 200_000
     assert small.max_input_tokens + small.max_output_tokens == 200_000
@@ -31,9 +31,9 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
     assert gauge.max_input_tokens(model) < 200_000 and small.max_input_tokens < 200_000
     assert small.max_input_tokens < full.max_input_tokens
     report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
-    assert gauge.status().text == "$(pulse) 100k / 184k · 54%"
+    assert gauge.bar.status().text == "$(pulse) 100k / 184k · 54%"
     # A new session keeps the pick; picking the whole window again drops it.
     later = Gauge(settings, Ledger(tmp_path / "ledger"))
     assert later.models()[0].context_window == 200_000
-    assert later.choose_context_size(later.model("gpt-4.1"), full.context_window) is True
+    assert later.windows.choose(later.offer.model("gpt-4.1"), full.context_window) is True
     assert later.models()[0] == full

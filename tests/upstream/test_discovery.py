@@ -182,7 +182,7 @@ def test_discovery_is_kept_in_the_ledger(tmp_path: Path):
     assert first.apply_discovery("router", models) is False
     first.ledger.close()
     second = Gauge(settings, Ledger(tmp_path / "ledger"))
-    assert second.model("m1").context_window == 8192
+    assert second.offer.model("m1").context_window == 8192
     assert from_documents(to_documents(models)) == models
     assert from_documents([{"id": "x", "bogus": 1}, "junk"]) == []
 

@@ -57,10 +57,10 @@ class LocalServers:
             self.client,
             model,
             provider_headers(model.provider, api_key),
-            self.gauge.asked_num_ctx(model),
-            self.gauge.last_num_ctx(model),
+            self.gauge.windows.asked_num_ctx(model),
+            self.gauge.windows.last_num_ctx(model),
         )
-        if served is not None and self.gauge.apply_served(model, served):
+        if served is not None and self.gauge.windows.apply_served(model, served):
             self.sink.models_changed()
             self.sink.calibration_changed(model.id)
         return served
@@ -102,8 +102,10 @@ class LocalServers:
         await self.read(model, route.api_key)
         served = gauge.served.get(model.id)
         if route.local == "ollama" and (served is None or not served.loaded):
-            await load_in_ollama(self.client, model, route.headers(), gauge.asked_num_ctx(model))
-            gauge.num_ctx_sent(model, gauge.asked_num_ctx(model))
+            await load_in_ollama(
+                self.client, model, route.headers(), gauge.windows.asked_num_ctx(model)
+            )
+            gauge.windows.num_ctx_sent(model, gauge.windows.asked_num_ctx(model))
             await self.read(model, route.api_key, force=True)
         num_ctx = gauge.num_ctx(model)
         if num_ctx is None:
@@ -113,7 +115,7 @@ class LocalServers:
         num_ctx = asked.setdefault("num_ctx", num_ctx)
         extra = {**route.options.extra, "options": asked}
         route.options = attrs.evolve(route.options, extra=extra)
-        gauge.num_ctx_sent(model, num_ctx if isinstance(num_ctx, int) else None)
+        gauge.windows.num_ctx_sent(model, num_ctx if isinstance(num_ctx, int) else None)
 
     async def count(
         self, route: Route, messages: Sequence[Message], tools: Sequence[Tool], given: list[Tool]
@@ -121,11 +123,11 @@ class LocalServers:
         """Count the request exactly where the server can, when the calibration is due an anchor
         (`given`: the tools in full); True if the count anchored it."""
         now = time.monotonic()
-        if not self.gauge.anchor_due(route.model, now):
+        if not self.gauge.counts.anchor_due(route.model, now):
             return False
         body = route.body(messages, tools, 1)
         count = await count_request(self.client, route.model, body, route.headers())
-        self.gauge.anchor(route.model, messages, tools, given, count, now)
+        self.gauge.counts.anchor(route.model, messages, tools, given, count, now)
         return count is not None
 
     async def learn_cut(self, route: Route, usage: Usage, size: int) -> None:
@@ -134,7 +136,7 @@ class LocalServers:
         per model."""
         model = route.model
         served = await self.read(model, route.api_key, force=True)
-        window = self.gauge.learn_cut(model, usage, served)
+        window = self.gauge.windows.learn_cut(model, usage, served)
         self.sink.models_changed()
         self.sink.calibration_changed(model.id)
         server = model.provider.id

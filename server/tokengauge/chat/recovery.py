@@ -64,7 +64,7 @@ class Fitting:
         """The request as it came, not fitted yet."""
         model = route.model
         tools = tools_as_sent(params.tools, params.messages, model.tool_docs)
-        estimate = gauge.estimate(model, params.messages, tools, params.tools)
+        estimate = gauge.counts.estimate(model, params.messages, tools, params.tools)
         fitted = Fitted(params.messages, tools, 0)
         return cls(gauge, sink, local, route, params, params.messages, tools, estimate, fitted)
 
@@ -74,7 +74,7 @@ class Fitting:
         route, params = self.route, self.params
         await self.local.prepare(route)
         if await self.local.count(route, self.messages, self.tools, params.tools):
-            self.estimate = self.gauge.estimate(
+            self.estimate = self.gauge.counts.estimate(
                 route.model, self.messages, self.tools, params.tools
             )
             self.sink.calibration_changed(route.model.id)
@@ -83,12 +83,12 @@ class Fitting:
         """Cap the tool results if asked to, climb the ladder if the request cannot fit, and size
         `max_tokens`; the `ChatError` a person should see if nothing makes it fit."""
         gauge, model, params = self.gauge, self.route.model, self.params
-        truncator = Truncator(gauge.counter(model).text.encoding)
+        truncator = Truncator(gauge.counts.counter(model).text.encoding)
         capped = Cut(params.messages)
         cap = gauge.settings.tool_result_max_tokens
         if cap is not None:
             capped = cap_tool_results(params.messages, truncator, cap)
-        limit = gauge.window_limit(model)
+        limit = gauge.windows.limit(model)
         window = budget.effective_window(model, limit)
         floor = budget.output_floor(model, limit)
         least = budget.least_output_floor(floor, largest_tool_call(capped.messages, truncator))
@@ -97,7 +97,9 @@ class Fitting:
         usual = forms[0][1]
 
         def estimate(messages: Sequence[Message], tools: Sequence[Tool]) -> RequestEstimate:
-            return gauge.estimate(model, messages, tools, params.tools, remember=tools is usual)
+            return gauge.counts.estimate(
+                model, messages, tools, params.tools, remember=tools is usual
+            )
 
         try:
             fitted = climb(capped.messages, forms, truncator, estimate, room)
@@ -166,7 +168,7 @@ class Fitting:
         if model.tool_docs != "progressive" or not called or not params.tools:
             return False
         following = tools_as_sent(params.tools, params.messages, model.tool_docs, called)
-        return self.gauge.expect_tools(model, following, params.tools)
+        return self.gauge.counts.expect_tools(model, following, params.tools)
 
     def _learn(self, error: ParsedError) -> Lesson:
         """Learn from an overflow, and say what changed."""

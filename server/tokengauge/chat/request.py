@@ -108,15 +108,13 @@ class ChatRequest:
         options pick), its options and where it goes."""
         gauge, sink = shared.gauge, shared.sink
         params = attrs.evolve(params, messages=[without_notes(m) for m in params.messages])
-        model = gauge.model(params.model_id)
+        model = gauge.offer.model(params.model_id)
         options = chat_options(model, params)
-        if options.context_size is not None and gauge.choose_context_size(
-            model, options.context_size
-        ):
+        if options.context_size is not None and gauge.windows.choose(model, options.context_size):
             sink.models_changed()  # its window changed: VS Code asks for the models again
         if options.tool_docs is not None and options.tool_docs != model.tool_docs:
             model = attrs.evolve(model, tool_docs=options.tool_docs)  # picked for this model
-        gauge.tool_docs_used(model)
+        gauge.bar.tool_docs_used(model)
         api_key = params.credentials.api_key if params.credentials else None
         route = Route.to(model, options, api_key)
         fitting = Fitting.start(gauge, sink, shared.local, route, params)
@@ -156,7 +154,7 @@ class ChatRequest:
         if provider.attribution is None:
             return
         held = self.params.messages if fitting.fitted.dropped else None
-        kind, self.conversation = gauge.ahead(
+        kind, self.conversation = gauge.history.ahead(
             fitting.messages,
             fitting.tools,
             fitting.estimate,
@@ -245,7 +243,7 @@ class ChatRequest:
         if not self.status_owed:
             return
         self.status_owed = False
-        status = self.shared.gauge.conversation_status() if severity != "error" else None
+        status = self.shared.gauge.bar.conversation() if severity != "error" else None
         self.shared.sink.status(status or request_ended(self.route.model.name, outcome, severity))
 
     def _finish(self, attempt: Attempt) -> ChatResult:
@@ -265,7 +263,7 @@ class ChatRequest:
             if fitting.expect_next_tools(self.answer.called):
                 sink.calibration_changed(model.id)
             prompt = gauge.client_prompt(model, estimate.total)
-        elif gauge.silently_cut(model, estimate, usage):
+        elif gauge.counts.silently_cut(model, estimate, usage):
             self.usage, self.cut = usage, True
             log.warning(
                 "%s: its server counted %d input tokens of a request of about %d: it cut the "
@@ -274,7 +272,7 @@ class ChatRequest:
                 usage.total_input_tokens,
                 estimate.total,
             )
-            size = self.cut_size = gauge.expected_size(model, estimate)
+            size = self.cut_size = gauge.counts.expected_size(model, estimate)
             note = cut_note(model.name, usage.total_input_tokens, size, self.answer.fence_open)
             sink.part(request_id, TextPart(note))
             conversation = self._log("answered")
@@ -291,7 +289,7 @@ class ChatRequest:
             fitting.expect_next_tools(self.answer.called)
             sink.calibration_changed(model.id)
             gauge.frequent.save_if_due()  # survives a crash, not only a clean shutdown
-            status = gauge.status()
+            status = gauge.bar.status()
             self.status_owed = False
             sink.status(with_trim(status, fitting.fitted) if fitting.fitted.changed else status)
         if conversation is not None:  # the next request of the conversation brings it back
@@ -307,7 +305,7 @@ class ChatRequest:
         conversation, if it has one (a failure here fails no chat)."""
         fitting, answer, model = self.fitting, self.answer, self.route.model
         try:
-            record = self.shared.gauge.log_request(
+            record = self.shared.gauge.history.log(
                 model,
                 fitting.messages,
                 fitting.tools,

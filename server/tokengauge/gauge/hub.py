@@ -85,35 +85,10 @@ class Gauge:
         resolved = attrs.evolve(settings, providers=resolve_all(settings.providers))
         self.offer = Offer(resolved, ledger, self.calibration)
         self.windows = windows = self.offer.windows
-        self.counts = counts = Counts(self.offer, self.encodings, self.calibration, self.frequent)
+        self.counts = Counts(self.offer, self.encodings, self.calibration, self.frequent)
         days = settings.usage_retention_days
         self.history = History(ledger, days, windows, self.calibration, clock)
         self.bar = StatusBar(self.offer, self.history, self.calibration)
-        # The names the chat and the language server call, answered by the part that knows.
-        self.model = self.offer.model
-        self.provider = self.offer.provider
-        self.declared = self.offer.declarations.get
-        self.window_limit = windows.limit
-        self.choose_context_size = windows.choose
-        self.asked_num_ctx = windows.asked_num_ctx
-        self.num_ctx_sent = windows.num_ctx_sent
-        self.last_num_ctx = windows.last_num_ctx
-        self.apply_served = windows.apply_served
-        self.learn_cut = windows.learn_cut
-        self.counter = counts.counter
-        self.estimate = counts.estimate
-        self.scales = counts.scales
-        self.expect_tools = counts.expect_tools
-        self.breakdown = counts.breakdown
-        self.anchor_due = counts.anchor_due
-        self.anchor = counts.anchor
-        self.expected_size = counts.expected_size
-        self.silently_cut = counts.silently_cut
-        self.ahead = self.history.ahead
-        self.log_request = self.history.log
-        self.status = self.bar.status
-        self.conversation_status = self.bar.conversation
-        self.tool_docs_used = self.bar.tool_docs_used
 
     @property
     def epoch(self) -> int:
@@ -185,16 +160,18 @@ class Gauge:
     def client_prompt(self, model: ModelSpec, tokens: int) -> int:
         """A request's input of `tokens` true tokens in the units VS Code is told the model's
         window in (what Copilot's compaction compares with `maxInputTokens`)."""
-        return round(tokens * self.declared(model).scale)
+        return round(tokens * self.offer.declarations.get(model).scale)
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
         """Counts for strings and messages of the model, in input order (`Counts.count`)."""
-        return self.counts.count(self.model(model_id), inputs)
+        return self.counts.count(self.offer.model(model_id), inputs)
 
     def warm_counts(self, model_ids: Sequence[str]) -> WarmCountsResult:
         """Raw counts of the most asked strings for each model (each id once), with each
         model's scales (`Counts.warm`)."""
-        return self.counts.warm([self.model(model_id) for model_id in dict.fromkeys(model_ids)])
+        return self.counts.warm(
+            [self.offer.model(model_id) for model_id in dict.fromkeys(model_ids)]
+        )
 
     def learn_usage(
         self,
@@ -244,14 +221,14 @@ class Gauge:
         """`tokenGauge/recordUsage`: `learn_usage` of the request the payload names, estimated
         now unless `estimate` is given; `log_request`: add it to the usage history as
         answered."""
-        model, messages, tools = self.model(params.model_id), params.messages, params.tools
-        estimate = estimate or self.estimate(model, messages, tools)
+        model, messages, tools = self.offer.model(params.model_id), params.messages, params.tools
+        estimate = estimate or self.counts.estimate(model, messages, tools)
         learned = self.learn_usage(model, messages, tools, params.usage, estimate, given=given)
         if log_request:
-            self.log_request(model, messages, tools, estimate, "answered", usage=params.usage)
+            self.history.log(model, messages, tools, estimate, "answered", usage=params.usage)
         return RecordResult(
             epoch=self.epoch,
-            estimate=self.breakdown(model, estimate),
+            estimate=self.counts.breakdown(model, estimate),
             models_changed=learned.models_changed,
             client_prompt=learned.client_prompt,
         )
@@ -266,16 +243,16 @@ class Gauge:
         """`tokenGauge/recordError`: the error body classified and `learn_error` of it, for the
         request the payload names, estimated now unless `estimate` is given; `log_request`: add
         the request to the usage history as failed."""
-        model, messages, tools = self.model(params.model_id), params.messages, params.tools
-        estimate = estimate or self.estimate(model, messages, tools)
+        model, messages, tools = self.offer.model(params.model_id), params.messages, params.tools
+        estimate = estimate or self.counts.estimate(model, messages, tools)
         error = classify_error(params.status, params.body)
         learned = self.learn_error(model, messages, error, estimate)
         if log_request:
             failure = error.kind.value.replace("_", " ")
-            self.log_request(model, messages, tools, estimate, "failed", error=failure)
+            self.history.log(model, messages, tools, estimate, "failed", error=failure)
         return RecordResult(
             epoch=self.epoch,
-            estimate=self.breakdown(model, estimate),
+            estimate=self.counts.breakdown(model, estimate),
             error=error.report(),
             learned_limit=learned.learned_limit,
             models_changed=learned.models_changed,
@@ -295,14 +272,14 @@ class Gauge:
         latest = None
         if self.history.latest is not None:
             last = self.history.latest
-            model = self.model(last.model_id)
-            breakdown = self.breakdown(model, last.estimate)
+            model = self.offer.model(last.model_id)
+            breakdown = self.counts.breakdown(model, last.estimate)
             latest = LatestRequest(model.id, last.input_tokens, last.output_tokens, breakdown)
         models = [
             ModelCalibration(
                 model.id,
                 self.calibration.ratios(model),
-                self.scales(model),
+                self.counts.scales(model),
                 self.calibration.copilot_ratio(model),
                 self.calibration.learned_limit(model.id),
                 self.max_input_tokens(model),
@@ -315,7 +292,7 @@ class Gauge:
             pid=os.getpid(),
             persistent=self.ledger.persistent,
             latest=latest,
-            status=self.status(),
+            status=self.bar.status(),
             models=models,
             history=self.history.recent(),
             costs=costs,

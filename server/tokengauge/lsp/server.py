@@ -226,7 +226,7 @@ async def check_key(ls: TokenGaugeServer, params: Any) -> Any:
     """`tokenGauge/checkKey`: ask the provider once with the key a person entered."""
     with invalid_params():
         request = params_as(params, CheckKeyParams)
-        provider = ls.gauge.provider(request.provider_id)
+        provider = ls.gauge.offer.provider(request.provider_id)
     from tokengauge.upstream import key_check
 
     return unstructure(await key_check.check_key(ls.chats.client, provider, request.api_key))

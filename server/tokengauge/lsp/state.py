@@ -210,7 +210,7 @@ class TokenGaugeServer(LanguageServer):
 
     def send_status(self) -> None:
         """Notify the extension of the current status-bar content."""
-        self.protocol.notify(protocol.STATUS, unstructure(self.gauge.status()))
+        self.protocol.notify(protocol.STATUS, unstructure(self.gauge.bar.status()))
 
     def send_models_changed(self) -> None:
         """Tell the extension to ask for the models again."""
@@ -223,7 +223,7 @@ class TokenGaugeServer(LanguageServer):
     def send_calibration(self, model_id: str) -> None:
         """Tell the extension a model's scales and the epoch (its memo follows at once)."""
         gauge = self.gauge
-        scales = gauge.scales(gauge.model(model_id))
+        scales = gauge.counts.scales(gauge.offer.model(model_id))
         payload = ModelScales(model_id, scales, gauge.epoch)
         self.protocol.notify(protocol.CALIBRATION, unstructure(payload))
 
