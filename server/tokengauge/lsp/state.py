@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
+from tokengauge.counting.copilot_view import COPILOT_ENCODING
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.disk import timings_from_environment
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
@@ -166,12 +167,17 @@ class TokenGaugeServer(LanguageServer):
             log.error("background task ended: %s", task.exception())
 
     def warm_encodings(self) -> None:
-        """Load the models' encodings in a background thread (once); read what the local
-        servers have loaded (a new session: models may have been loaded or reloaded since)."""
+        """Load in a background thread (once) the encodings a chat will need: Copilot's own,
+        in which every answered request is also counted, and those of the offered models whose
+        strings were counted before (another family's loads when first counted: each holds
+        23–46 MiB); read what the local servers have loaded (models may have changed since)."""
         if self._warming or self._gauge is None:
             return
         self._warming = True
-        self._gauge.encodings.warm(model.encoding for model in self._gauge.catalog)
+        gauge = self._gauge
+        offered = [model.encoding for model in gauge.catalog]
+        if offered:
+            gauge.encodings.warm([COPILOT_ENCODING, *gauge.frequent.used(offered)])
         self.read_served()
 
     def read_served(self, provider_id: str | None = None, api_key: str | None = None) -> None:
