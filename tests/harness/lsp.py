@@ -308,11 +308,13 @@ async def bare_server(
     options: dict[str, Any],
     on_notification: Handler | None = None,
     env: Mapping[str, str] | None = None,
+    command: Sequence[str] = SERVER_COMMAND,
 ) -> AsyncIterator[BareClient]:
-    """The server on pipes (stderr discarded; `env` its environment, else this one's),
-    initialized, for a `BareClient`; shut down on the way out, killed if it does not exit."""
+    """The server on pipes (stderr discarded; `env` its environment, else this one's; `command`
+    how it starts), initialized, for a `BareClient`; shut down on the way out, killed if it does
+    not exit."""
     process = await asyncio.create_subprocess_exec(
-        *SERVER_COMMAND,
+        *command,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
