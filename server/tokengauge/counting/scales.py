@@ -50,7 +50,13 @@ def copilot_tools(walk: ToolWalk, scale: float) -> int:
         return 0
     histogram = collections.Counter(walk.raws)
     strings = sum(n * _ceil(raw * scale) for raw, n in histogram.items() if raw > 0)
-    body = COPILOT_TOOLS_BASE + COPILOT_TOOL_OVERHEAD * walk.tools + strings
+    return copilot_tools_formula(walk.tools, strings)
+
+
+def copilot_tools_formula(tools: int, strings: int) -> int:
+    """Copilot's `countToolTokens` for `tools` tools whose keys and string values its provider
+    counted at `strings` tokens in all: `floor(1.1 × (16 + 8 per tool + strings))`."""
+    body = COPILOT_TOOLS_BASE + COPILOT_TOOL_OVERHEAD * tools + strings
     return math.floor(body * COPILOT_TOOLS_MARGIN)
 
 

@@ -63,13 +63,11 @@ from tests.harness.copilot.render import (
     simple_result_tokens,
 )
 from tests.harness.copilot.scenario import Scenario, TurnPlan, summary_message
+from tokengauge.counting.copilot_view import BASE_TOKENS_PER_MESSAGE
 from tokengauge.counting.request import walk_strings
+from tokengauge.counting.scales import copilot_tools_formula
 from tokengauge.messages import Message, Tool
 
-BASE_TOKENS_PER_MESSAGE: Final = 3
-TOOLS_BASE: Final = 16
-TOKENS_PER_TOOL: Final = 8
-TOOLS_MARGIN: Final = 1.1
 BUDGET_SHARE: Final = 0.9
 WARM_MIN: Final = 0.78
 WARM_SPAN: Final = 0.04
@@ -145,8 +143,7 @@ class CopilotAgent:
     async def tool_tokens(self) -> int:
         """`countToolTokens`: 16 + 8 per tool + every key and string value, × 1.1, floored."""
         counts = await self.counter.count(self.schema_strings)
-        raw = TOOLS_BASE + TOKENS_PER_TOOL * len(self.tools) + sum(counts)
-        return math.floor(raw * TOOLS_MARGIN)
+        return copilot_tools_formula(len(self.tools), sum(counts))
 
     async def run_turn(self, index: int, plan: TurnPlan) -> None:
         """One user request: helpers, then per round render (maybe summarize) and send."""
