@@ -210,22 +210,13 @@ class Gauge:
         moved = self.offer.declarations.redeclare(model)
         return ErrorLearned(learned, learned is not None or moved)
 
-    def record_usage(
-        self,
-        params: RecordUsageParams,
-        estimate: RequestEstimate | None = None,
-        *,
-        log_request: bool = True,
-        given: Sequence[Tool] | None = None,
-    ) -> RecordResult:
+    def record_usage(self, params: RecordUsageParams) -> RecordResult:
         """`tokenGauge/recordUsage`: `learn_usage` of the request the payload names, estimated
-        now unless `estimate` is given; `log_request`: add it to the usage history as
-        answered."""
+        now, and the request added to the usage history as answered."""
         model, messages, tools = self.offer.model(params.model_id), params.messages, params.tools
-        estimate = estimate or self.counts.estimate(model, messages, tools)
-        learned = self.learn_usage(model, messages, tools, params.usage, estimate, given=given)
-        if log_request:
-            self.history.log(model, messages, tools, estimate, "answered", usage=params.usage)
+        estimate = self.counts.estimate(model, messages, tools)
+        learned = self.learn_usage(model, messages, tools, params.usage, estimate)
+        self.history.log(model, messages, tools, estimate, "answered", usage=params.usage)
         return RecordResult(
             epoch=self.epoch,
             estimate=self.counts.breakdown(model, estimate),
@@ -233,23 +224,16 @@ class Gauge:
             client_prompt=learned.client_prompt,
         )
 
-    def record_error(
-        self,
-        params: RecordErrorParams,
-        estimate: RequestEstimate | None = None,
-        *,
-        log_request: bool = True,
-    ) -> RecordResult:
+    def record_error(self, params: RecordErrorParams) -> RecordResult:
         """`tokenGauge/recordError`: the error body classified and `learn_error` of it, for the
-        request the payload names, estimated now unless `estimate` is given; `log_request`: add
-        the request to the usage history as failed."""
+        request the payload names, estimated now, and the request added to the usage history as
+        failed."""
         model, messages, tools = self.offer.model(params.model_id), params.messages, params.tools
-        estimate = estimate or self.counts.estimate(model, messages, tools)
+        estimate = self.counts.estimate(model, messages, tools)
         error = classify_error(params.status, params.body)
         learned = self.learn_error(model, messages, error, estimate)
-        if log_request:
-            failure = error.kind.value.replace("_", " ")
-            self.history.log(model, messages, tools, estimate, "failed", error=failure)
+        failure = error.kind.value.replace("_", " ")
+        self.history.log(model, messages, tools, estimate, "failed", error=failure)
         return RecordResult(
             epoch=self.epoch,
             estimate=self.counts.breakdown(model, estimate),
