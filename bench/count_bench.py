@@ -4,7 +4,7 @@
 
 Measures, on the request of `tests/harness/copilot/workload.py` (1 system message, 100 mixed
 messages, 60 tools):
-1. whole-request `Gauge.estimate`, cold (fresh Gauge, encodings loaded) and warm, both encodings;
+1. whole-request `Counts.estimate`, cold (fresh Gauge, encodings loaded) and warm, both encodings;
 2. `Gauge.count` latency per input over the strings Copilot counts one by one (and per message):
    in process; through a real `python -m tokengauge` over stdio, one request at a time as Copilot
    sends them (with pygls' client, and with a bare asyncio client to tell the client's share from
@@ -149,7 +149,7 @@ def load_encodings(report: Report) -> EncodingRegistry:
 def whole_request(
     report: Report, registry: EncodingRegistry, workload: Workload, plan: Plan
 ) -> None:
-    """`Gauge.estimate` of the whole request: fresh gauges (cold) and one gauge again (warm)."""
+    """`Counts.estimate` of the whole request: fresh gauges (cold) and one gauge again (warm)."""
     section = "1. whole request (in process)"
     for model_id in MODELS:
         cold: list[int] = []

@@ -71,7 +71,7 @@ class RequestRecord:
     """The model's learned ratios once this request was learned from."""
     cut: bool = False
     """The local server cut its prompt without an error: it read `input_tokens` of
-    `estimated_tokens` (`Gauge.silently_cut`)."""
+    `estimated_tokens` (`Counts.silently_cut`)."""
 
     @property
     def seq(self) -> int:

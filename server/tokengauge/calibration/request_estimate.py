@@ -63,7 +63,7 @@ class RequestEstimate:
     tools_saved: int = 0
     """What the tools' full documentation would have added (`toolDocs` other than `full`)."""
     exact: int | None = None
-    """The server's own count of this very request, when it gave one (`Gauge.anchor`)."""
+    """The server's own count of this very request, when it gave one (`Counts.anchor`)."""
 
     @property
     def total(self) -> int:

@@ -97,9 +97,9 @@ class ChatRequest:
     """What the API reported, once it has."""
     finish: str | None = None
     cut: bool = False
-    """The local server cut the prompt without an error (`Gauge.silently_cut`)."""
+    """The local server cut the prompt without an error (`Counts.silently_cut`)."""
     cut_size: int = 0
-    """What the request cut most likely came to (`Gauge.expected_size`)."""
+    """What the request cut most likely came to (`Counts.expected_size`)."""
     started_ns: int = attrs.field(factory=time.time_ns)
 
     @classmethod

@@ -6,7 +6,7 @@
   into the prompt, and `POST /tokenize` counts it (`add_special` and `parse_special`, as the chat
   route tokenizes it).
 
-Asked once before a model's first request and now and then after (`Gauge.anchor_due`), never per
+Asked once before a model's first request and now and then after (`Counts.anchor_due`), never per
 `provideTokenCount`: `count_request` answers None, logged, whenever the server cannot say.
 """
 
