@@ -4,7 +4,11 @@
  * recursively (falsy values skipped, array items keyed "0", "1", …), as its `countToolTokens`
  * walks them (vscode-copilot-chat, extChatTokenizer.ts). About a quarter of an agent turn's calls
  * are these; counting them in one batch up front spares a round trip each on the first turn.
+ * Copilot's own tools are walked as the model sees them (copilotToolNames.ts), and as registered,
+ * for the clients that send them unchanged.
  */
+
+import { modelFacingName, modelFacingSchema, modelFacingText } from './copilotToolNames';
 
 /** What this needs of a `vscode.LanguageModelToolInformation`. */
 export interface ToolSchema {
@@ -18,6 +22,10 @@ export function toolSchemaStrings(tools: readonly ToolSchema[]): string[] {
     const seen = new Set<string>();
     for (const tool of tools) {
         visit({ name: tool.name, description: tool.description, parameters: tool.inputSchema }, seen);
+    }
+    for (const tool of tools) {
+        const parameters = tool.inputSchema && modelFacingSchema(tool.inputSchema);
+        visit({ name: modelFacingName(tool.name), description: modelFacingText(tool.description), parameters }, seen);
     }
     return [...seen];
 }

@@ -40,3 +40,26 @@ void test('the current tools\' strings are worked out again only when the number
     tools.push({ name: 'b', description: 'second' });
     assert.deepEqual(current(), ['name', 'a', 'description', 'first', 'b', 'second']);
 });
+
+void test('Copilot\'s own tools are walked as registered and as the model sees them', () => {
+    const strings = toolSchemaStrings([
+        {
+            name: 'copilot_readFile',
+            description: 'Read a file. Prefer copilot_readFile over copilot_findFiles; not copilot_readFileX.',
+            inputSchema: { type: 'object', properties: { copilot_readFile: { description: 'see copilot_listDirectory' } } },
+        },
+    ]);
+    assert.deepEqual(strings, [
+        'name', 'copilot_readFile', 'description',
+        'Read a file. Prefer copilot_readFile over copilot_findFiles; not copilot_readFileX.',
+        'parameters', 'type', 'object', 'properties', 'see copilot_listDirectory', // keys already seen go once
+        // the model-facing walk adds only what differs: the keys stay, every string is rewritten
+        'read_file', 'Read a file. Prefer read_file over file_search; not copilot_readFileX.', 'see list_dir',
+    ]);
+});
+
+void test('a tool that is not Copilot\'s is walked once, unchanged', () => {
+    const tool = { name: 'mcp_search', description: 'Search, like copilot_findFiles does.', inputSchema: { enum: ['x'] } };
+    assert.deepEqual(toolSchemaStrings([tool]).slice(0, 4), ['name', 'mcp_search', 'description', 'Search, like copilot_findFiles does.']);
+    assert.ok(toolSchemaStrings([tool]).includes('Search, like file_search does.'), 'a mention in any description is rewritten');
+});
