@@ -8,7 +8,8 @@
 'use strict';
 const fs = require('fs');
 
-const TARGET = 1.2; // step 3: an agent turn's counting through tokengauge ≤ ~1.2× the in-process tokenizer + LRU
+// Step 18's goals: an agent turn's counting through tokengauge against the in-process tokenizer + LRU.
+const GOALS = { first: 1.0, later: 0.7 };
 
 const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -31,7 +32,7 @@ function table(title, headers, rows, notes = []) {
 }
 
 const ROWS = [
-    ['cold', 'turn 1, cold: new server, empty memo / new LRU'],
+    ['cold', 'turn 1, first ever: new server, empty memo / new LRU'],
     ['next2', 'turn 2, warm: the next turn'],
     ['next3', 'turn 3, warm: next turn, summarizes'],
     ['again', 'turn 1 replayed: same inputs again'],
@@ -60,8 +61,13 @@ function main(file) {
     }
     const k = r.companions;
     if (k) {
-        console.log(`counted ahead with a model's first miss: ${k.strings} distinct keys and strings of the ${k.tools} tools in vscode.lm.tools; ` +
+        console.log(`counted ahead: ${k.strings} distinct keys and strings of the ${k.tools} tools in vscode.lm.tools; ` +
             `${k.askedAndCompanion} of the ${k.askedStrings} distinct strings turn 1 asks are among them`);
+    }
+    const ahead = r.startup.countedAhead || [];
+    if (ahead.length) {
+        console.log(`counted ahead at each first-ever session's start, before its turn 1 (off the turn, as at every start): ` +
+            `${median(ahead.map((a) => a.strings))} strings in ${ms(ahead.map((a) => a.ms))} ms`);
     }
 
     const verdicts = [];
@@ -151,14 +157,14 @@ function main(file) {
 
     const pick = (row) => verdicts.filter((v) => v.row === row).map((v) => `${fmt(v.ratio, 2)}× (${v.via})`).join(', ');
     const worst = (row) => Math.max(...verdicts.filter((v) => v.row === row).map((v) => v.ratio));
-    const judged = (row) => `${pick(row)} → ${worst(row) <= TARGET ? 'met' : 'NOT met'}`;
+    const judged = (row, goal) => `${pick(row)} → ${worst(row) <= goal ? 'met' : 'NOT met'}`;
     const warm = verdicts.filter((v) => v.row === 'warm');
-    console.log(`\ntarget (step 3): an agent turn's counting through tokengauge ≤ ~${TARGET}× the in-process tokenizer + LRU`);
-    console.log(`  warm turns (2 + 3 of a session, median of sums): ${warm.map((v) => `${fmt(v.tg)} against ${fmt(v.bl)} ms = ` +
-        `${fmt(v.ratio, 2)}× (${v.via})`).join(', ')} → ${worst('warm') <= TARGET ? 'met' : 'NOT met'}`);
-    console.log(`    turn 2 alone: ${pick('next2')}; turn 3 alone: ${pick('next3')}`);
-    console.log(`  restart turn (a later session's first turn, memo from warmCounts): ${judged('restart')}`);
-    console.log(`  cold turn (the first turn ever: empty memo, tool schemas counted ahead with the first miss): ${judged('cold')}`);
+    console.log(`\ngoals (step 18): the first turn ever ≤ ${GOALS.first}×, every later turn ≤ ${GOALS.later}× the in-process tokenizer + LRU`);
+    console.log(`  first turn ever (empty memo; the tools' strings counted ahead at start, as every start does): ${judged('cold', GOALS.first)}`);
+    console.log(`  turn 2: ${judged('next2', GOALS.later)}; turn 3: ${judged('next3', GOALS.later)}`);
+    console.log(`    turns 2 + 3 of a session (median of sums, steadier than either): ${warm.map((v) => `${fmt(v.tg)} against ${fmt(v.bl)} ms = ` +
+        `${fmt(v.ratio, 2)}× (${v.via})`).join(', ')}`);
+    console.log(`  restart turn (a later session's first turn, memo from warmCounts): ${judged('restart', GOALS.later)}`);
     console.log(`  same turn replayed (nothing but memo / LRU hits): ${pick('again')}`);
 }
 

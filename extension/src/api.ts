@@ -48,8 +48,10 @@ export interface TokenGaugeDiagnostics {
     clearCountMemo(): void;
     /** Ask the server for counts directly, past the memo (the benchmark's first answer of a new server). */
     countUncached(modelId: string, inputs: string[]): Promise<CountTokensResult>;
-    /** The strings the memo counts ahead with a model's first miss: every key and string of `vscode.lm.tools`' schemas. */
+    /** The strings the memo counts ahead: every key and string of `vscode.lm.tools`' schemas. */
     companionStrings(): readonly string[];
+    /** Count the tools' strings ahead now, as every start does: how many strings went. */
+    countAhead(): Promise<number>;
     /** Milliseconds from activation to the first models offered (and from where) and to the server's first answer. */
     startup(): StartupFigures;
 }
@@ -90,6 +92,7 @@ export function createApi(sources: ApiSources): TokenGaugeApi {
             memoEntries: () => memo.size,
             clearCountMemo: () => memo.clear(),
             companionStrings: sources.companionStrings,
+            countAhead: () => provider.countAhead(),
             countUncached: sources.countUncached,
             startup: () => {
                 const since = (at: number | undefined): number | undefined =>

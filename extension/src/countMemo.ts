@@ -11,7 +11,8 @@
  * one batch. The first miss for a model also carries `companions` (strings likely to be asked
  * next: the tools' schemas), so they are counted in that one round trip instead of one round trip
  * each; when the companions change (a new array: tools were registered), the next miss carries
- * the new ones.
+ * the new ones. `countAhead` sends them before any miss: at start, so that the first turn ever
+ * finds them counted.
  */
 
 import { CountInput, CountTokensResult, Scales } from './protocol';
@@ -51,9 +52,18 @@ export function stringTokens([total, cjk]: Raw, scales: Scales, tool: boolean): 
     return Math.ceil((total - cjk) * scales.text + cjk * scales.cjk - EPSILON);
 }
 
-function memoKey(modelId: string, digest: string): string {
-    return `${modelId}\u0000${digest}`;
+function memoKey(modelId: string, textKey: string): string {
+    return `${modelId}\u0000${textKey}`;
 }
+
+/**
+ * Texts up to this length are their own key; longer ones are keyed by their digest. A digest costs
+ * a few microseconds a call, and Copilot asks ~4,700 times a turn, mostly short tool-schema
+ * strings (the memo then holds at most `maxEntries` × this many characters of them).
+ */
+const SHORT_TEXT = 256;
+/** Begins a digest key: a short text would have to begin with it and be a digest to be taken for one. */
+const HASHED = '\u0000#';
 
 export class CountMemo {
     private readonly strings = new Map<string, Raw>();
@@ -82,13 +92,13 @@ export class CountMemo {
     /** The count of one input for one model, from the memo or the server. */
     count(modelId: string, input: CountInput): Promise<number> {
         const isString = typeof input === 'string';
-        const digest = this.digest(isString ? input : JSON.stringify(input));
-        const key = memoKey(modelId, digest);
+        const textKey = this.textKey(isString ? input : JSON.stringify(input));
+        const key = memoKey(modelId, textKey);
         const scales = this.scales.get(modelId);
         if (isString && scales !== undefined) {
-            const raw = this.strings.get(key);
+            const raw = this.strings.get(key) ?? this.prewarmed(modelId, input, key);
             if (raw !== undefined) {
-                return Promise.resolve(stringTokens(raw, scales, this.toolStrings.has(digest)));
+                return Promise.resolve(stringTokens(raw, scales, this.toolStrings.has(textKey)));
             }
         } else if (!isString) {
             const tokens = this.messages.get(key);
@@ -110,11 +120,34 @@ export class CountMemo {
         });
     }
 
+    /**
+     * Count the model's companions now, unless they went to the server already: how many were sent
+     * (0 when none were new). Resolves when they are counted; a failure leaves them for the next miss.
+     */
+    async countAhead(modelId: string): Promise<number> {
+        const companions = this.companions();
+        if (this.accompanied.get(modelId) === companions) {
+            return 0;
+        }
+        let settle: () => void = () => undefined;
+        const counted = new Promise<void>((resolve) => (settle = resolve));
+        const batch = this.companionsOf(modelId, companions, undefined, settle);
+        if (batch.length === 0) {
+            return 0;
+        }
+        this.queues.set(modelId, [...(this.queues.get(modelId) ?? []), ...batch]);
+        if (!this.inFlight.has(modelId)) {
+            void this.flush(modelId);
+        }
+        await counted;
+        return batch.length;
+    }
+
     /** Fill the memo with raw string counts the server kept from earlier sessions (no CJK text). */
     prewarm(modelId: string, entries: Iterable<[string, number]>, scales: Scales): void {
         this.scales.set(modelId, scales);
         for (const [sha, raw] of entries) {
-            this.remember(this.strings, memoKey(modelId, sha), [raw, 0]);
+            this.remember(this.strings, memoKey(modelId, HASHED + sha), [raw, 0]);
         }
     }
 
@@ -127,7 +160,7 @@ export class CountMemo {
     /** Count these strings with the tool scale from now on (the tools of a chat request). */
     addToolStrings(strings: Iterable<string>): void {
         for (const text of strings) {
-            this.toolStrings.add(this.digest(text));
+            this.toolStrings.add(this.textKey(text));
         }
     }
 
@@ -144,20 +177,37 @@ export class CountMemo {
         return this.strings.size + this.messages.size;
     }
 
-    /** The model's companion strings not yet memoized (nor `askedKey`), as pending entries nobody awaits. */
-    private companionsOf(modelId: string, companions: readonly string[], askedKey: string): Pending[] {
+    /**
+     * The model's companion strings not yet memoized (nor `askedKey`), as pending entries nobody
+     * awaits; `settled` is called once they all have an answer or the batch failed.
+     */
+    private companionsOf(
+        modelId: string,
+        companions: readonly string[],
+        askedKey: string | undefined,
+        settled: () => void = () => undefined,
+    ): Pending[] {
         this.accompanied.set(modelId, companions);
         this.addToolStrings(companions);
-        const retryLater = (): void => {
-            this.accompanied.delete(modelId); // the batch failed: the next miss brings them again
-        };
         const pending = new Map<string, Pending>();
+        let left = 0;
+        const resolve = (): void => {
+            if (--left === 0) {
+                settled();
+            }
+        };
+        const reject = (): void => {
+            this.accompanied.delete(modelId); // the batch failed: the next miss brings them again
+            left = -1;
+            settled();
+        };
         for (const text of companions) {
-            const key = memoKey(modelId, this.digest(text));
-            if (key !== askedKey && !this.strings.has(key) && !pending.has(key)) {
-                pending.set(key, { input: text, key, resolve: () => undefined, reject: retryLater });
+            const key = memoKey(modelId, this.textKey(text));
+            if (key !== askedKey && !this.strings.has(key) && !this.prewarmed(modelId, text, key) && !pending.has(key)) {
+                pending.set(key, { input: text, key, resolve, reject });
             }
         }
+        left = pending.size;
         return [...pending.values()];
     }
 
@@ -186,7 +236,7 @@ export class CountMemo {
                 if (typeof pending.input === 'string') {
                     const raw: Raw = [result.raw[i], result.cjk[i]];
                     this.remember(this.strings, pending.key, raw);
-                    const tool = this.toolStrings.has(this.digest(pending.input));
+                    const tool = this.toolStrings.has(pending.key.slice(modelId.length + 1)); // its text key
                     pending.resolve(stringTokens(raw, result.scales, tool));
                 } else {
                     this.remember(this.messages, pending.key, result.tokens[i]);
@@ -196,6 +246,28 @@ export class CountMemo {
         } catch (error) {
             batch.forEach((pending) => pending.reject(error));
         }
+    }
+
+    /** The memo's key of a text: the text itself when short, else its digest. */
+    private textKey(text: string): string {
+        return text.length <= SHORT_TEXT ? text : HASHED + this.digest(text);
+    }
+
+    /**
+     * A short string's raw counts that `prewarm` filed under its digest (the server knows strings
+     * by digest only), moved to the string's own key; undefined when there are none.
+     */
+    private prewarmed(modelId: string, text: string, key: string): Raw | undefined {
+        if (text.length > SHORT_TEXT) {
+            return undefined;
+        }
+        const hashedKey = memoKey(modelId, HASHED + this.digest(text));
+        const raw = this.strings.get(hashedKey);
+        if (raw !== undefined) {
+            this.strings.delete(hashedKey);
+            this.remember(this.strings, key, raw);
+        }
+        return raw;
     }
 
     private observeEpoch(epoch: number): void {

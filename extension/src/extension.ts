@@ -20,6 +20,7 @@ import { redactingLog, settingsSecrets } from './redact';
 import { ServerConnection } from './server';
 import { affectsServer, readSettings } from './settings';
 import { StatusBar } from './statusBar';
+import { countAheadWhileToolsRegister } from './countAhead';
 import { currentToolStrings } from './toolStrings';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -133,9 +134,14 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
         return (await vscode.lm.selectChatModels({ vendor: VENDOR })).length;
     };
 
-    // After every (re)start, tell VS Code the models may have changed, list them and warm the memo.
+    // After every (re)start, tell VS Code the models may have changed, list them and warm the memo:
+    // the strings the server remembers, then the tools' strings, counted ahead of the first turn.
     let firstRun = true;
+    let starts = 0;
+    let going = false;
+    context.subscriptions.push({ dispose: () => (going = true) });
     server.onRunning(() => {
+        const start = ++starts;
         provider.onServerRunning();
         void discover().then(async () => {
             if (firstRun && provider.groupProviderIds.length === 0 && (await modelCount()) === 0) {
@@ -143,10 +149,17 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
             }
             firstRun = false;
         });
-        provider.prewarm().then(
-            (warmed) => log.info(`count memo pre-warmed with ${warmed} remembered strings`),
-            (error: unknown) => log.warn(`could not pre-warm the count memo: ${messageOf(error)}`),
-        );
+        provider
+            .prewarm()
+            .then(async (warmed) => {
+                log.info(`count memo pre-warmed with ${warmed} remembered strings`);
+                const ahead = await countAheadWhileToolsRegister(
+                    () => provider.countAhead(),
+                    () => going || start !== starts,
+                );
+                log.info(`tools' strings counted ahead: ${ahead}`);
+            })
+            .catch((error: unknown) => log.warn(`could not pre-warm the count memo: ${messageOf(error)}`));
     });
     server.onLost(() =>
         statusBar.update({

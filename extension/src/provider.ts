@@ -33,6 +33,11 @@ import { toolSchemaStrings } from './toolStrings';
 
 /** The vendor the provider registers as (package.json `languageModelChatProviders`). */
 export const VENDOR = 'tokengauge';
+/**
+ * How many models get the tools' strings counted ahead at start: each costs the server a batch of
+ * ~500 strings (a few ms once the encoding has counted them for one) and the memo as many entries.
+ */
+const COUNT_AHEAD_MODELS = 4;
 
 /** What the diagnostics' recorder (api.ts) is told: each count call and its answer, each chat request. */
 export interface CountObserver {
@@ -94,6 +99,8 @@ function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChat
 
 export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly changed = new vscode.EventEmitter<void>();
+    /** The models whose tool strings are counted ahead (`prewarm`, `countAhead`). */
+    private likelyModels: string[] = [];
     readonly onDidChangeLanguageModelChatInformation = this.changed.event;
     private readonly listeners = new Map<string, PartListener>();
     /** Each offered model's provider id. */
@@ -204,7 +211,23 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             const entries = warm.entries.filter((e) => e.modelId === modelId);
             this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scales);
         }
+        const used = new Set(warm.entries.map((e) => e.modelId));
+        this.likelyModels = [...models.filter((m) => used.has(m.id)), ...models.filter((m) => !used.has(m.id))]
+            .map((m) => m.id)
+            .slice(0, COUNT_AHEAD_MODELS);
         return warm.entries.length;
+    }
+
+    /**
+     * Count the registered tools' strings ahead of the first turn for the models `prewarm` found
+     * likeliest to be asked (those counted in earlier sessions, then as listed): how many went.
+     */
+    async countAhead(): Promise<number> {
+        let sent = 0;
+        for (const modelId of this.likelyModels) {
+            sent += await this.memo.countAhead(modelId);
+        }
+        return sent;
     }
 
     /** `tokenGauge/calibration`: a model's scales changed; counts follow at once. */

@@ -182,6 +182,87 @@ void test('a failed batch brings the companions again with the next miss', async
     assert.deepEqual(server.calls, [['hello', 'type'], ['hello', 'type']]);
 });
 
+void test('countAhead sends the companions before any miss, once, and resolves when they are counted', async () => {
+    const server = new FakeServer();
+    server.delayMs = 5;
+    let companions = ['type', 'object', 'type'];
+    const memo = new CountMemo(server.request, sha, { companions: () => companions });
+    assert.equal(await memo.countAhead('m'), 2);
+    assert.deepEqual(server.calls, [['type', 'object']]);
+    assert.equal(await memo.count('m', 'object'), scaled(6, 1.05), 'a hit once countAhead has resolved');
+    assert.equal(await memo.countAhead('m'), 0, 'the same companions go once');
+    await memo.count('m', 'hello');
+    assert.deepEqual(server.calls[1], ['hello'], 'the first miss carries nothing counted ahead');
+    companions = ['type', 'mcp_tool'];
+    assert.equal(await memo.countAhead('m'), 1, 'new tools: only what the memo lacks');
+    assert.deepEqual(server.calls[2], ['mcp_tool']);
+    assert.equal(await memo.countAhead('n'), 2, 'each model has its own');
+});
+
+void test('companions already on their way are not counted ahead again; another model\'s go at once', async () => {
+    const server = new FakeServer();
+    server.delayMs = 5;
+    const tools = ['type'];
+    const memo = new CountMemo(server.request, sha, { companions: () => tools });
+    const miss = memo.count('m', 'hello'); // in flight, with its companions
+    assert.equal(await memo.countAhead('m'), 0, 'already on their way');
+    await miss;
+    const more = ['type', 'object'];
+    const other = new CountMemo(server.request, sha, { companions: () => more });
+    const first = other.count('m', 'first'); // in flight, carrying the companions
+    const ahead = other.countAhead('n'); // another model: queued behind nothing, sent at once
+    await Promise.all([first, ahead]);
+    assert.deepEqual(server.calls.slice(1), [['first', 'type', 'object'], ['type', 'object']]);
+});
+
+void test('a failed countAhead leaves the companions to the next miss', async () => {
+    let fail = true;
+    const server = new FakeServer();
+    const memo = new CountMemo(
+        async (model, inputs) => {
+            if (fail) {
+                throw new Error('server restarting');
+            }
+            return server.request(model, inputs);
+        },
+        sha,
+        { companions: () => ['type'] },
+    );
+    assert.equal(await memo.countAhead('m'), 1, 'resolves, failed or not');
+    fail = false;
+    await memo.count('m', 'hello');
+    assert.deepEqual(server.calls, [['hello', 'type']]);
+});
+
+void test('short texts are their own key: a hit digests nothing; longer strings and messages are digested', async () => {
+    const server = new FakeServer();
+    const digested: string[] = [];
+    const memo = new CountMemo(server.request, (text) => (digested.push(text), sha(text)));
+    const long = 'x'.repeat(257);
+    const message: Message = { role: 'user', content: [{ type: 'text', value: 'z'.repeat(300) }] };
+    for (let i = 0; i < 3; i++) {
+        await memo.count('m', 'short');
+        await memo.count('m', long);
+        await memo.count('m', message);
+    }
+    assert.equal(server.calls.length, 3, 'one miss each');
+    assert.equal(digested.filter((t) => t === 'short').length, 0, 'the first miss had no scales to look for a prewarmed entry with');
+    assert.equal(digested.filter((t) => t === long).length, 3);
+    assert.equal(digested.filter((t) => t === JSON.stringify(message)).length, 3);
+});
+
+void test('prewarmed strings, known by digest, are found by short and long texts alike', async () => {
+    const server = new FakeServer();
+    const memo = new CountMemo(server.request, sha);
+    const long = 'y'.repeat(300);
+    memo.prewarm('m', [[sha('type'), 4], [sha(long), 75]], { text: 2, cjk: 2, tools: 2 });
+    assert.equal(await memo.count('m', 'type'), 8);
+    assert.equal(await memo.count('m', 'type'), 8, 'moved to its own key');
+    assert.equal(await memo.count('m', long), 150);
+    assert.equal(server.calls.length, 0);
+    assert.equal(await memo.count('n', 'type'), scaled(4, 1.05), "another model's entry is not this one's");
+});
+
 void test('CJK text and tool-schema strings have scales of their own', async () => {
     const server = new FakeServer();
     server.scale = 1.5;

@@ -141,7 +141,7 @@ function largeText(size, seed) {
 describe('counting benchmark: tokengauge against js-tiktoken + LRU in the extension host', function () {
     this.timeout(+(process.env.TG_BENCH_TEST_TIMEOUT_MS || 900000));
     const results = {
-        meta: {}, startup: { tokengauge: [], baseline: {} }, turns: {}, large: {}, memory: {}, counts: {}, notes: [],
+        meta: {}, startup: { tokengauge: [], baseline: {}, countedAhead: [] }, turns: {}, large: {}, memory: {}, counts: {}, notes: [],
     };
     let trace;
     let turns; // [{turn, summarized, inputs: ARCHITECTURE §3 JSON, vscode: as Copilot passes them}]
@@ -204,7 +204,14 @@ describe('counting benchmark: tokengauge against js-tiktoken + LRU in the extens
             restartToFirstMs: first - t0, spawnToFirstMs,
             restartToWarmMemoMs: warmed === undefined ? null : warmed - t0, warmEntries: entries,
         });
-        if (kind === 'cold') api().diagnostics.clearCountMemo();
+        if (kind === 'cold') {
+            // The first turn ever: nothing remembered, but what the extension counts ahead at every
+            // start (the tools' strings) is counted, as a normal start does before Copilot's first turn.
+            api().diagnostics.clearCountMemo();
+            const t = performance.now();
+            const strings = await api().diagnostics.countAhead();
+            results.startup.countedAhead.push({ via, strings, ms: performance.now() - t });
+        }
         return pid;
     }
 
