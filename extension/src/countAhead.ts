@@ -15,8 +15,9 @@ export interface CountAheadTimes {
 export const COUNT_AHEAD_TIMES: CountAheadTimes = { everyMs: 1000, watchMs: 60_000 };
 
 /**
- * Run `countAhead` now and every `everyMs` until `watchMs` have passed or `stopped()` (a newer
- * start took over, or the extension is going): the strings sent in all.
+ * Run `countAhead` now and every `everyMs` until `watchMs` have passed or `stopped()` (the server
+ * stopped, a newer start took over, or the extension is going): the strings sent in all. The first
+ * failure ends it (rejects): a server that fails a batch is not asked again every second.
  */
 export async function countAheadWhileToolsRegister(
     countAhead: () => Promise<number>,

@@ -122,15 +122,19 @@ export class CountMemo {
 
     /**
      * Count the model's companions now, unless they went to the server already: how many were sent
-     * (0 when none were new). Resolves when they are counted; a failure leaves them for the next miss.
+     * (0 when none were new), once they are counted. If the server fails them, this rejects and
+     * the next miss brings them again.
      */
     async countAhead(modelId: string): Promise<number> {
         const companions = this.companions();
         if (this.accompanied.get(modelId) === companions) {
             return 0;
         }
-        let settle: () => void = () => undefined;
-        const counted = new Promise<void>((resolve) => (settle = resolve));
+        let settle: (error?: unknown) => void = () => undefined;
+        const counted = new Promise<void>((resolve, reject) => {
+            settle = (error) =>
+                error === undefined ? resolve() : reject(error instanceof Error ? error : new Error('the count request failed'));
+        });
         const batch = this.companionsOf(modelId, companions, undefined, settle);
         if (batch.length === 0) {
             return 0;
@@ -179,13 +183,13 @@ export class CountMemo {
 
     /**
      * The model's companion strings not yet memoized (nor `askedKey`), as pending entries nobody
-     * awaits; `settled` is called once they all have an answer or the batch failed.
+     * awaits; `settled` is called once they all have an answer, or with the error of a failed batch.
      */
     private companionsOf(
         modelId: string,
         companions: readonly string[],
         askedKey: string | undefined,
-        settled: () => void = () => undefined,
+        settled: (error?: unknown) => void = () => undefined,
     ): Pending[] {
         this.accompanied.set(modelId, companions);
         this.addToolStrings(companions);
@@ -196,10 +200,10 @@ export class CountMemo {
                 settled();
             }
         };
-        const reject = (): void => {
+        const reject = (error: unknown): void => {
             this.accompanied.delete(modelId); // the batch failed: the next miss brings them again
             left = -1;
-            settled();
+            settled(error);
         };
         for (const text of companions) {
             const key = memoKey(modelId, this.textKey(text));

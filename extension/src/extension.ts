@@ -155,7 +155,7 @@ export function activate(context: vscode.ExtensionContext): TokenGaugeApi {
                 log.info(`count memo pre-warmed with ${warmed} remembered strings`);
                 const ahead = await countAheadWhileToolsRegister(
                     () => provider.countAhead(),
-                    () => going || start !== starts,
+                    () => going || start !== starts || !server.isRunning,
                 );
                 log.info(`tools' strings counted ahead: ${ahead}`);
             })

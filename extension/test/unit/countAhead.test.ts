@@ -29,3 +29,16 @@ void test('a newer start (or the extension going) stops the looks', async () => 
     );
     assert.deepEqual([looks, total], [2, 2]);
 });
+
+void test('a failure ends the looks', async () => {
+    let looks = 0;
+    await assert.rejects(
+        countAheadWhileToolsRegister(
+            () => (++looks === 2 ? Promise.reject(new Error('server gone')) : Promise.resolve(1)),
+            () => false,
+            { everyMs: 1, watchMs: 60_000 },
+        ),
+        /server gone/,
+    );
+    assert.equal(looks, 2);
+});
