@@ -17,7 +17,9 @@ is its arrival at the client minus its write at the upstream. For both dialects:
    them, the `chatPart` notification's encoding, and the bench client's own cost per part.
 Sections 1 and 2 also run with a bare asyncio JSON-RPC client (the server's share without pygls'
 client, which costs more per notification than the server does) and with `ChatRunner` in this
-process over HTTP (no LSP hop at all).
+process over HTTP (no LSP hop at all); sections 1–3 also with a direct client of the same upstream
+(`stream_client`: httpx + httpx-sse and nothing of tokengauge, as a provider in the editor's own
+process would call the API), the reference the LSP hop's cost is read against.
 
 Beside it in `bench/`: `stream_script` (what the upstream sends, what it saw),
 `stream_inprocess` (section 4) and `benchlib` (shared helpers); the upstream and the clients
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
+import httpx
 from rich.console import Console
 
 from bench.benchlib import (
@@ -52,6 +55,7 @@ from bench.benchlib import (
     us,
     version,
 )
+from bench.stream_client import stream_chat
 from bench.stream_inprocess import in_process
 from bench.stream_script import (
     ANTHROPIC,
@@ -91,6 +95,7 @@ SHORT_STREAM: Final = 5
 OVER_LSP: Final = "over LSP"
 OVER_LSP_BARE: Final = "over LSP, bare client"
 IN_PROCESS: Final = "in process (ChatRunner, no LSP)"
+DIRECT_CLIENT: Final = "direct client (httpx + httpx-sse)"
 
 
 @attrs.frozen
@@ -412,7 +417,7 @@ def burst_rows(report: Report, label: str, runs: Sequence[Sample], over_lsp: boo
             section,
             f"{label}: CPU per part (whole process)",
             us(sample.cpu_bench / count),
-            f"upstream + ChatRunner share this process: "
+            f"the upstream and this client share the process: "
             f"{100 * sample.cpu_bench / wall:.0f}% of wall",
         )
 
@@ -544,6 +549,46 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
         gauge.ledger.close()
 
 
+# --- a direct client of the upstream --------------------------------------------------------------
+
+
+async def client_chat(
+    client: httpx.AsyncClient, upstream: Upstream, model: StreamModel, script: Script
+) -> Sample:
+    """One “hi” straight to the upstream (`stream_client`), stamped as it is parsed."""
+    expect(upstream, script)
+    cpu = time.process_time_ns()
+    sent = now()
+    parts = await stream_chat(client, model, upstream.base_url, API_KEY)
+    done = now()
+    cpu = time.process_time_ns() - cpu
+    return Sample(sent, done, await traced(upstream, script), parts, 0, cpu)
+
+
+async def direct_client(report: Report, upstream: Upstream, plan: Plan) -> None:
+    """Sections 1–3 with no tokengauge between the client and the upstream."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        for model in MODELS:
+            label = f"{model.label} {DIRECT_CLIENT}"
+            short = Script(make_stream(model, SHORT_STREAM))
+            for _ in range(WARM_UP_CHATS):
+                await client_chat(client, upstream, model, short)
+            stream = make_stream(model, plan.paced_events)
+            script = Script(stream, int(plan.paced_delay_ms * 1e6))
+            paced_rows(report, label, await client_chat(client, upstream, model, script), plan)
+            stream = make_stream(model, plan.burst_events)
+            runs = [
+                await client_chat(client, upstream, model, Script(stream))
+                for _ in range(plan.burst_runs)
+            ]
+            burst_rows(report, label, runs, over_lsp=False)
+            firsts = [
+                await client_chat(client, upstream, model, short)
+                for _ in range(plan.first_part_runs)
+            ]
+            first_part_row(report, f"{label}, “hi”, keep-alive offered p50 / p99", firsts)
+
+
 # --- main -----------------------------------------------------------------------------------------
 
 
@@ -610,6 +655,8 @@ async def run_all(report: Report, plan: Plan, console: Console) -> None:
         async with running_upstream(UpstreamConfig()) as upstream:
             with console.status("over LSP…"):
                 await over_lsp(report, upstream, Path(tmp), plan)
+            with console.status("a direct client…"):
+                await direct_client(report, upstream, plan)
             with console.status("in process…"):
                 await direct(report, upstream, Path(tmp), plan)
                 for model in MODELS:
