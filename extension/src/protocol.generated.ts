@@ -344,11 +344,15 @@ export type ModelScales = {
     epoch: number | null;
 };
 
-/** The most asked strings per model, the epoch, and each model's scales. */
+/**
+ * The most asked strings per model, the epoch, each model's scales, and the models whose
+ * tools' strings the extension counts ahead of the first turn.
+ */
 export type WarmCountsResult = {
     entries: WarmEntry[];
     epoch: number;
     scales: ModelScales[];
+    ahead: string[];
 };
 
 /** The last conversation request calibrated: its usage and our breakdown of it. */

@@ -33,11 +33,6 @@ import { toolSchemaStrings } from './toolStrings';
 
 /** The vendor the provider registers as (package.json `languageModelChatProviders`). */
 export const VENDOR = 'tokengauge';
-/**
- * How many models get the tools' strings counted ahead at start: each costs the server a batch of
- * ~500 strings (a few ms once the encoding has counted them for one) and the memo as many entries.
- */
-const COUNT_AHEAD_MODELS = 4;
 
 /** What the diagnostics' recorder (api.ts) is told: each count call and its answer, each chat request. */
 export interface CountObserver {
@@ -99,7 +94,7 @@ function toInformation(m: ModelInfo, inGroup: boolean): vscode.LanguageModelChat
 
 export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
     private readonly changed = new vscode.EventEmitter<void>();
-    /** The models whose tool strings are counted ahead (`prewarm`, `countAhead`). */
+    /** The models whose tools' strings are counted ahead (`prewarm`, `countAhead`). */
     private likelyModels: string[] = [];
     readonly onDidChangeLanguageModelChatInformation = this.changed.event;
     private readonly listeners = new Map<string, PartListener>();
@@ -211,16 +206,13 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
             const entries = warm.entries.filter((e) => e.modelId === modelId);
             this.memo.prewarm(modelId, entries.map((e) => [e.sha256, e.raw]), scales);
         }
-        const used = new Set(warm.entries.map((e) => e.modelId));
-        this.likelyModels = [...models.filter((m) => used.has(m.id)), ...models.filter((m) => !used.has(m.id))]
-            .map((m) => m.id)
-            .slice(0, COUNT_AHEAD_MODELS);
+        this.likelyModels = warm.ahead;
         return warm.entries.length;
     }
 
     /**
-     * Count the registered tools' strings ahead of the first turn for the models `prewarm` found
-     * likeliest to be asked (those counted in earlier sessions, then as listed): how many went.
+     * Count the registered tools' strings ahead of the first turn for the models the server named
+     * in `prewarm` (of an encoding it loads at start, those counted before first): how many went.
      */
     async countAhead(): Promise<number> {
         let sent = 0;

@@ -292,6 +292,24 @@ async def test_warm_counts_remember_the_strings_asked_most(tmp_path: Path):
     assert isinstance(warm["epoch"], int)
 
 
+async def test_warm_counts_name_the_models_to_count_ahead(tmp_path: Path):
+    """Only models of an encoding the server loads at start (Copilot's, and those counted
+    before), counted ones first: counting ahead never loads another encoding."""
+    options = init_options(tmp_path / "storage")
+    every = {"modelIds": ["gpt-4o", "claude-sonnet-4-5", "local-small"]}
+    async with running_server(options) as first:
+        fresh = await call(first, "tokenGauge/warmCounts", every)
+        await call(
+            first, "tokenGauge/countTokens", {"modelId": "claude-sonnet-4-5", "inputs": ["x"]}
+        )
+    async with running_server(options) as second:
+        later = await call(second, "tokenGauge/warmCounts", every)
+    assert "gpt-4o" in fresh["ahead"]
+    assert "claude-sonnet-4-5" not in fresh["ahead"]  # cl100k_base, never counted here
+    assert later["ahead"][0] == "claude-sonnet-4-5"  # counted before: loaded at start, and first
+    assert "gpt-4o" in later["ahead"]
+
+
 async def test_warm_counts_give_each_model_once(client: LanguageClient):
     """10,000 copies of one id made 10,000 copies of the table (3.9 GB, no answer)."""
     await call(client, "tokenGauge/countTokens", {"modelId": "gpt-4o", "inputs": ["a", "b"]})

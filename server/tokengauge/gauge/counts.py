@@ -14,7 +14,7 @@ import functools
 import hashlib
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 import attrs
@@ -50,6 +50,9 @@ WARM_ENTRIES: Final = 200_000
 ANCHOR_SECONDS: Final = 600.0
 """How often a server that counts requests itself is asked for an exact count (the first request
 of a model in a session is always counted)."""
+AHEAD_MODELS: Final = 4
+"""How many models the extension counts the tools' strings ahead for (`WarmCountsResult.ahead`):
+each costs a batch of ~500 strings and the memo as many entries."""
 
 
 class Counts:
@@ -146,9 +149,20 @@ class Counts:
         """The model's multipliers of raw string counts, for what VS Code was told of it."""
         return self.calibration.scales(model, self.offer.declarations.get(model))
 
+    def start_encodings(self, encodings: Iterable[str]) -> list[str]:
+        """The encodings loaded at start, of those of the models offered: Copilot's own, in which
+        every answered request is also counted, and those whose strings were counted before (another
+        family's loads when first counted: each holds 23–46 MiB)."""
+        return list(dict.fromkeys([COPILOT_ENCODING, *self.frequent.used(encodings)]))
+
     def warm(self, models: Sequence[ModelSpec]) -> WarmCountsResult:
         """Raw counts of the most asked strings for each model (at most `WARM_ENTRIES` in all,
-        split evenly), with each model's scales."""
+        split evenly), with each model's scales, and the models to count the tools' strings ahead
+        for: those of an encoding loaded at start (no count ahead loads one), counted ones first."""
+        used = self.frequent.used(model.encoding for model in models)
+        loaded = self.start_encodings(model.encoding for model in models)
+        ready = [model for model in models if model.encoding in loaded]
+        ahead = sorted(ready, key=lambda model: model.encoding not in used)
         entries = []
         scales = []
         per_model = WARM_ENTRIES // max(1, len(models))
@@ -159,7 +173,12 @@ class Counts:
                 WarmEntry(model.id, sha, raw, model_scales.tokens(TextCount(raw)))
                 for sha, raw in self.frequent.entries(model.encoding)[:per_model]
             ]
-        return WarmCountsResult(entries=entries, epoch=self.calibration.epoch, scales=scales)
+        return WarmCountsResult(
+            entries=entries,
+            epoch=self.calibration.epoch,
+            scales=scales,
+            ahead=[model.id for model in ahead[:AHEAD_MODELS]],
+        )
 
     def expect_tools(self, model: ModelSpec, tools: Sequence[Tool], given: Sequence[Tool]) -> bool:
         """The model's next request will send `tools` (a form of `given`): its tool scale is

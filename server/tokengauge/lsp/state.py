@@ -24,7 +24,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter
 
 from tokengauge import __version__, protocol
-from tokengauge.counting.copilot_view import COPILOT_ENCODING
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.disk import timings_from_environment
 from tokengauge.ledger.store import LEDGER_DIR, Ledger
@@ -177,7 +176,7 @@ class TokenGaugeServer(LanguageServer):
         gauge = self._gauge
         offered = [model.encoding for model in gauge.catalog]
         if offered:
-            gauge.encodings.warm([COPILOT_ENCODING, *gauge.frequent.used(offered)])
+            gauge.encodings.warm(gauge.counts.start_encodings(offered))
         self.read_served()
 
     def read_served(self, provider_id: str | None = None, api_key: str | None = None) -> None:

@@ -138,11 +138,13 @@ class ModelScales:
 
 @attrs.frozen
 class WarmCountsResult:
-    """The most asked strings per model, the epoch, and each model's scales."""
+    """The most asked strings per model, the epoch, each model's scales, and the models whose
+    tools' strings the extension counts ahead of the first turn."""
 
     entries: list[WarmEntry]
     epoch: int
     scales: list[ModelScales]
+    ahead: list[str]
 
 
 @attrs.frozen
