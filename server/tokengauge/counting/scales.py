@@ -46,11 +46,19 @@ class Scales:
 
 def copilot_tools(walk: ToolWalk, scale: float) -> int:
     """Copilot's count of the tools when each string's count is `ceil(raw × scale)`."""
-    if not walk.tools:
+    return _copilot_tools(walk.tools, _histogram(walk), scale)
+
+
+def _histogram(walk: ToolWalk) -> list[tuple[int, int]]:
+    """(raw count, how many strings have it) of the walk's strings that count."""
+    return [(raw, n) for raw, n in collections.Counter(walk.raws).items() if raw > 0]
+
+
+def _copilot_tools(tools: int, histogram: list[tuple[int, int]], scale: float) -> int:
+    if not tools:
         return 0
-    histogram = collections.Counter(walk.raws)
-    strings = sum(n * _ceil(raw * scale) for raw, n in histogram.items() if raw > 0)
-    return copilot_tools_formula(walk.tools, strings)
+    strings = sum(n * _ceil(raw * scale) for raw, n in histogram)
+    return copilot_tools_formula(tools, strings)
 
 
 def copilot_tools_formula(tools: int, strings: int) -> int:
@@ -81,11 +89,12 @@ def tool_scale(target: int, walk: ToolWalk) -> float:
     if not walk.tools or not any(walk.raws):
         return 1.0
     low, high = 0.0, 16.0 * max(1.0, target / max(1, sum(walk.raws)))
-    if copilot_tools(walk, high) < target:
+    histogram = _histogram(walk)  # once: the search evaluates the formula ~50 times
+    if _copilot_tools(walk.tools, histogram, high) < target:
         return high
     for _ in range(_SEARCH_STEPS):
         middle = (low + high) / 2
-        if copilot_tools(walk, middle) >= target:
+        if _copilot_tools(walk.tools, histogram, middle) >= target:
             high = middle
         else:
             low = middle
