@@ -469,6 +469,7 @@ async def first_parts(
     model: StreamModel,
     plan: Plan,
     workload: dict[str, Any],
+    how: str = OVER_LSP,
 ) -> None:
     stream = make_stream(model, SHORT_STREAM)
     variants = (("keep-alive offered", False), ("upstream sends Connection: close", True))
@@ -479,12 +480,12 @@ async def first_parts(
             )
             for _ in range(plan.first_part_runs)
         ]
-        first_part_row(report, f"{model.label} over LSP, “hi”, {label} p50 / p99", samples)
+        first_part_row(report, f"{model.label} {how}, “hi”, {label} p50 / p99", samples)
         if not close:
             connections = len({sample.trace.peer for sample in samples})
             report.add(
                 "3. time to first part (request sent → first text part at the client)",
-                f"{model.label}: connection reuse",
+                f"{model.label} {how}: connection reuse",
                 f"{connections} TCP for {len(samples)} chats",
                 "upstream offered keep-alive; 1 would mean the server's pool reused it"
                 + (
@@ -505,11 +506,11 @@ async def first_parts(
         for _ in range(runs)
     ]
     size = len(json.dumps(chat_params(model, workload["messages"], workload["tools"])))
-    first_part_row(report, f"{model.label} over LSP, Copilot-sized request, first", big[:1])
-    first_part_row(report, f"{model.label} over LSP, Copilot-sized request p50 / p99", big[1:])
+    first_part_row(report, f"{model.label} {how}, Copilot-sized request, first", big[:1])
+    first_part_row(report, f"{model.label} {how}, Copilot-sized request p50 / p99", big[1:])
     report.add(
         "3. time to first part (request sent → first text part at the client)",
-        f"{model.label}: Copilot-sized request",
+        f"{model.label} {how}: Copilot-sized request",
         f"{size / 1024:,.0f} KiB",
         f"LSP params; upstream body {big[-1].trace.body_bytes / 1024:,.0f} KiB "
         f"(workload: {len(workload['messages'])} messages, {len(workload['tools'])} tools)",
@@ -642,6 +643,7 @@ async def over_lsp(report: Report, upstream: Upstream, root: Path, plan: Plan) -
             await warm_up(bare, upstream, model)
             await paced(report, bare, upstream, model, plan, OVER_LSP_BARE)
             await burst(report, bare, upstream, model, plan, OVER_LSP_BARE)
+            await first_parts(report, bare, upstream, model, plan, workload, OVER_LSP_BARE)
 
 
 async def warm_up(session: Stamped, upstream: Upstream, model: StreamModel) -> None:
