@@ -27,6 +27,8 @@ done
 "$VENV/bin/python" -m bench.tool_docs_bench > /dev/null || status=1
 "$VENV/bin/python" -m bench.sim.host_extract --help > /dev/null || status=1
 TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" bash bench/host_startup.sh 1 > /dev/null || status=1
+TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" TG_COPILOT_TURNS=2 bash bench/copilot_turn_time.sh 1 > /dev/null \
+    || { echo "bench/copilot_turn_time.sh failed" >&2; status=1; }
 
 # Every platform's VSIX, for tests/test_platform_vsix.py (this machine's last: the dev extension's).
 bash scripts/build-vsix-all.sh || status=1

@@ -332,7 +332,11 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
                 rows.push({ turn: i + 1, id: r.id, status: r.status, true: r.prompt_tokens, trueTools: r.prompt_tools,
                     trueMessages: r.prompt_messages, copilot: sum, estimate: estimateOf(r) });
             }
-            const turn = { turn: i + 1, kind: q.kind, reads: q.reads, ms, requests, calls: recording.inputs.length,
+            // The upstream's time on the turn's foreground summarizations (received → answered), which
+            // the turn waits for: the turn time without them (bench/copilot_turn_time.js).
+            const summaryMs = requests.filter(isForegroundSummary)
+                .reduce((sum, r) => sum + 1000 * ((r.finished_at || r.received_at) - r.received_at), 0);
+            const turn = { turn: i + 1, kind: q.kind, reads: q.reads, ms, summaryMs, requests, calls: recording.inputs.length,
                 summarized: requests.some(isSummarizeRequest), error: result && result.errorDetails,
                 answered: requests.some((r) => isMain(r) && r.status === 200) };
             turns.push(turn);
@@ -441,7 +445,13 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
                 turns: turns.filter((t) => t.trace).map((t) => ({ ...t.trace, summarized: t.summarized })),
             }));
         }
-        if (RESULT) fs.writeFileSync(RESULT, JSON.stringify(report(all), null, 1));
+        if (RESULT) {
+            // The server's memory after the session: VmRSS and its peak (VmHWM), in MiB.
+            const status = TOKENGAUGE ? fs.readFileSync(`/proc/${(await api().usage()).pid}/status`, 'utf8') : '';
+            const mib = (key) => +((status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm')) || [])[1] || NaN) / 1024;
+            const serverMemory = TOKENGAUGE ? { rssMiB: mib('VmRSS'), peakMiB: mib('VmHWM') } : null;
+            fs.writeFileSync(RESULT, JSON.stringify({ ...report(all), serverMemory }, null, 1));
+        }
     });
 
     /**
