@@ -104,7 +104,7 @@ def initialized(ls: TokenGaugeServer, params: types.InitializedParams) -> None:
     """Show the status, and load the encodings a moment later if the models are not asked."""
     ls.send_status()
     loop = asyncio.get_running_loop()
-    loop.call_later(WARM_AFTER_INITIALIZED_SECONDS, ls.warm_encodings)
+    loop.call_later(WARM_AFTER_INITIALIZED_SECONDS, ls.warm_up)
 
 
 async def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
@@ -115,7 +115,7 @@ async def shutdown(ls: TokenGaugeServer, *_: Any) -> None:
 async def models(ls: TokenGaugeServer, params: Any) -> list[Any]:
     """`tokenGauge/models`: every configured model, as VS Code is to offer it."""
     # Runs once the answer is written: loading the encodings must not delay it.
-    asyncio.get_running_loop().call_soon(ls.warm_encodings)
+    asyncio.get_running_loop().call_soon(ls.warm_up)
     # Off the loop, as a listing's models are taken: a provider may list 100,000.
     return await asyncio.to_thread(lambda: [unstructure(info) for info in ls.gauge.models()])
 
