@@ -34,7 +34,7 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -532,19 +532,7 @@ async def direct(report: Report, upstream: Upstream, storage: Path, plan: Plan) 
         return await direct_chat(runner, sink, upstream, script, chat_params(model, hi()))
 
     try:
-        for model in MODELS:
-            label = f"{model.label} {IN_PROCESS}"
-            short = Script(make_stream(model, SHORT_STREAM))
-            for _ in range(WARM_UP_CHATS):
-                await chat(model, short)
-            stream = make_stream(model, plan.paced_events)
-            sample = await chat(model, Script(stream, int(plan.paced_delay_ms * 1e6)))
-            paced_rows(report, label, sample, plan)
-            stream = make_stream(model, plan.burst_events)
-            runs = [await chat(model, Script(stream)) for _ in range(plan.burst_runs)]
-            burst_rows(report, label, runs, over_lsp=False)
-            firsts = [await chat(model, short) for _ in range(plan.first_part_runs)]
-            first_part_row(report, f"{label}, “hi”, keep-alive offered p50 / p99", firsts)
+        await without_lsp(report, IN_PROCESS, plan, chat)
     finally:
         await client.aclose()
         gauge.ledger.close()
@@ -569,25 +557,30 @@ async def client_chat(
 async def direct_client(report: Report, upstream: Upstream, plan: Plan) -> None:
     """Sections 1–3 with no tokengauge between the client and the upstream."""
     async with httpx.AsyncClient(timeout=30) as client:
-        for model in MODELS:
-            label = f"{model.label} {DIRECT_CLIENT}"
-            short = Script(make_stream(model, SHORT_STREAM))
-            for _ in range(WARM_UP_CHATS):
-                await client_chat(client, upstream, model, short)
-            stream = make_stream(model, plan.paced_events)
-            script = Script(stream, int(plan.paced_delay_ms * 1e6))
-            paced_rows(report, label, await client_chat(client, upstream, model, script), plan)
-            stream = make_stream(model, plan.burst_events)
-            runs = [
-                await client_chat(client, upstream, model, Script(stream))
-                for _ in range(plan.burst_runs)
-            ]
-            burst_rows(report, label, runs, over_lsp=False)
-            firsts = [
-                await client_chat(client, upstream, model, short)
-                for _ in range(plan.first_part_runs)
-            ]
-            first_part_row(report, f"{label}, “hi”, keep-alive offered p50 / p99", firsts)
+
+        async def chat(model: StreamModel, script: Script) -> Sample:
+            return await client_chat(client, upstream, model, script)
+
+        await without_lsp(report, DIRECT_CLIENT, plan, chat)
+
+
+async def without_lsp(
+    report: Report, how: str, plan: Plan, chat: Callable[[StreamModel, Script], Awaitable[Sample]]
+) -> None:
+    """Sections 1–3 for each model through `chat`, a way to the upstream with no LSP hop."""
+    for model in MODELS:
+        label = f"{model.label} {how}"
+        short = Script(make_stream(model, SHORT_STREAM))
+        for _ in range(WARM_UP_CHATS):
+            await chat(model, short)
+        stream = make_stream(model, plan.paced_events)
+        sample = await chat(model, Script(stream, int(plan.paced_delay_ms * 1e6)))
+        paced_rows(report, label, sample, plan)
+        stream = make_stream(model, plan.burst_events)
+        runs = [await chat(model, Script(stream)) for _ in range(plan.burst_runs)]
+        burst_rows(report, label, runs, over_lsp=False)
+        firsts = [await chat(model, short) for _ in range(plan.first_part_runs)]
+        first_part_row(report, f"{label}, “hi”, keep-alive offered p50 / p99", firsts)
 
 
 # --- main -----------------------------------------------------------------------------------------
