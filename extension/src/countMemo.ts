@@ -23,7 +23,9 @@ export type Digest = (text: string) => string;
 
 interface Pending {
     input: CountInput;
+    /** The input's key in the memo (`memoKey`), and the text's own (`textKey`). */
     key: string;
+    textKey: string;
     resolve: (tokens: number) => void;
     reject: (error: unknown) => void;
 }
@@ -108,7 +110,7 @@ export class CountMemo {
         }
         return new Promise((resolve, reject) => {
             const queue = this.queues.get(modelId) ?? [];
-            queue.push({ input, key, resolve, reject });
+            queue.push({ input, key, textKey, resolve, reject });
             const companions = this.companions();
             if (this.accompanied.get(modelId) !== companions) {
                 queue.push(...this.companionsOf(modelId, companions, key));
@@ -206,9 +208,10 @@ export class CountMemo {
             settled(error);
         };
         for (const text of companions) {
-            const key = memoKey(modelId, this.textKey(text));
+            const textKey = this.textKey(text);
+            const key = memoKey(modelId, textKey);
             if (key !== askedKey && !this.strings.has(key) && !this.prewarmed(modelId, text, key) && !pending.has(key)) {
-                pending.set(key, { input: text, key, resolve, reject });
+                pending.set(key, { input: text, key, textKey, resolve, reject });
             }
         }
         left = pending.size;
@@ -240,7 +243,7 @@ export class CountMemo {
                 if (typeof pending.input === 'string') {
                     const raw: Raw = [result.raw[i], result.cjk[i]];
                     this.remember(this.strings, pending.key, raw);
-                    const tool = this.toolStrings.has(pending.key.slice(modelId.length + 1)); // its text key
+                    const tool = this.toolStrings.has(pending.textKey);
                     pending.resolve(stringTokens(raw, result.scales, tool));
                 } else {
                     this.remember(this.messages, pending.key, result.tokens[i]);
