@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
 from tests.harness.lsp import SERVER_COMMAND, frame, frames, read_frame
-from tokengauge.lsp.stdio import can_read_as_pipe
+from tokengauge.lsp.stdio import MessageWriter, can_read_as_pipe
 
 
 def initialize(storage: Path) -> bytes:
@@ -237,3 +238,58 @@ def test_requests_after_shutdown_are_refused_not_ignored(tmp_path):
         server.stdin.write(EXIT)
         server.stdin.close()
         assert server.wait(timeout=30) == 0
+
+
+TWO_WRITERS = """
+import json, sys, threading, time
+from tokengauge.lsp.stdio import MessageWriter
+
+def frame(message):
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body)
+
+writer = MessageWriter(sys.stdout.buffer)
+answer = frame({"jsonrpc": "2.0", "id": 4, "result": {"entries": ["a" * 64] * 20_000}})
+log = {"type": 4, "message": "x"}
+record = frame({"jsonrpc": "2.0", "method": "window/logMessage", "params": log})
+
+def log_records():
+    for _ in range(200):
+        writer.write(record)
+        time.sleep(0.001)
+
+logging_thread = threading.Thread(target=log_records)
+logging_thread.start()
+for _ in range(3):
+    writer.write(answer)
+logging_thread.join()
+"""
+
+
+def test_messages_sent_from_two_threads_arrive_whole():
+    """A long answer written on the loop while a worker thread logs, to a client that reads
+    64 KiB now and then: the pipe takes a long write in parts, and a record written between
+    them would land inside the answer (as one did inside a 450 KB warmCounts answer)."""
+    received = []
+    with subprocess.Popen([sys.executable, "-c", TWO_WRITERS], stdout=subprocess.PIPE) as writers:
+        assert writers.stdout is not None
+        while chunk := writers.stdout.read1(64 * 1024):
+            received.append(chunk)
+            time.sleep(0.002)
+    assert writers.returncode == 0
+    messages = frames(b"".join(received))
+    assert [m.get("id") for m in messages].count(4) == 3
+    assert [m.get("method") for m in messages].count("window/logMessage") == 200
+    assert len(messages) == 203
+
+
+def test_after_close_nothing_is_written_and_nothing_raises(tmp_path):
+    """The client said exit: pygls closed stdout, and what a thread still sends is dropped (it
+    was a ValueError, which pygls reported by sending again, over and over)."""
+    out = (tmp_path / "out").open("wb")
+    writer = MessageWriter(out)
+    writer.write(b"first")
+    writer.close()
+    writer.write(b"late")
+    assert out.closed
+    assert (tmp_path / "out").read_bytes() == b"first"

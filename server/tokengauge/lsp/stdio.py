@@ -7,7 +7,10 @@ it is a pipe, a socket or a terminal (a thread reads it otherwise: a regular fil
 `framing` cuts it into messages whatever the client got wrong, and every message that asks for
 an answer gets one: JSON that does not parse is a ParseError (-32700), a message that is not a
 JSON-RPC request an InvalidRequest (-32600), params that pygls cannot read an InvalidParams
-(-32602). Everything valid goes to pygls' protocol, its handlers and its writer, unchanged.
+(-32602). Everything valid goes to pygls' protocol and its handlers unchanged.
+
+Messages go out through `MessageWriter`, one whole message at a time whichever thread sends it:
+log records are sent from the threads that log them.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ import logging
 import os
 import stat
 import sys
+import threading
 from typing import Any, BinaryIO, Final
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from tokengauge.lsp.framing import Frame, FrameReader, Read
@@ -66,10 +69,37 @@ async def open_reader(stdin: BinaryIO) -> Read:
     return lambda: loop.run_in_executor(None, read1, CHUNK)
 
 
+class MessageWriter:
+    """pygls' writer for stdout, safe to call from any thread: each message is written whole before
+    the next begins (two threads writing at once interleave in the pipe once a message is longer
+    than the pipe writes at a time, as a log record did inside a 450 KB answer), and nothing is
+    written once the stream is closed (the client said exit). The lock is reentrant: a record
+    logged by a finalizer that runs mid-write must not hang the thread that is writing."""
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        self._stdout = stdout
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def write(self, data: bytes) -> None:
+        """Write one framed message and flush it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._stdout.write(data)
+            self._stdout.flush()
+
+    def close(self) -> None:
+        """Close the stream, after the message being written."""
+        with self._lock:
+            self._closed = True
+            self._stdout.close()
+
+
 class MessageLoop:
     """Feeds framed messages to a pygls protocol and answers whatever it cannot take."""
 
-    def __init__(self, server: LanguageServer, writer: StdoutWriter) -> None:
+    def __init__(self, server: LanguageServer, writer: MessageWriter) -> None:
         self.protocol = server.protocol
         self.writer = writer
         self._shut_down = False
@@ -149,7 +179,7 @@ def _params_problem(exc: JsonRpcException) -> str:
 
 
 async def _serve(server: LanguageServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    writer = StdoutWriter(stdout)
+    writer = MessageWriter(stdout)
     server.protocol.set_writer(writer)
     reader = FrameReader(await open_reader(stdin))
     await MessageLoop(server, writer).run(reader)
