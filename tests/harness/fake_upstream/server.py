@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import os
 import signal
 import sys
 import threading
@@ -223,7 +224,10 @@ async def serve(port: int, config: UpstreamConfig, watch_stdin: bool) -> None:
     if watch_stdin:
 
         def wait_eof() -> None:
-            sys.stdin.buffer.read()
+            # The file descriptor, not sys.stdin: a thread blocked in a buffered read holds a lock,
+            # and a SIGTERM's exit then aborted the interpreter ("_enter_buffered_busy").
+            while os.read(sys.stdin.fileno(), 65536):
+                pass
             loop.call_soon_threadsafe(stop.set)
 
         threading.Thread(target=wait_eof, daemon=True).start()

@@ -212,6 +212,20 @@ def test_subprocess_mode() -> None:
         assert seen["is_disconnected"] and seen["outcome"] == "client_disconnected"
 
 
+@pytest.mark.parametrize("stop", ["SIGTERM", "stdin closed"])
+def test_a_standalone_upstream_stops_cleanly(stop: str) -> None:
+    """Stopped as the host scripts and `SubprocessUpstream` stop it (SIGTERM), or by its stdin
+    closing, it exits with 0. A SIGTERM used to abort it (status 134, "_enter_buffered_busy") while
+    its thread waiting for stdin's end held the buffered reader's lock."""
+    with SubprocessUpstream() as up:
+        assert up.process is not None and up.process.stdin is not None
+        if stop == "SIGTERM":
+            up.process.terminate()
+        else:
+            up.process.stdin.close()
+        assert up.process.wait(10) == 0
+
+
 async def test_drop_before_headers(upstream: Upstream, http: httpx.AsyncClient) -> None:
     upstream.script(Scripted(fault=Fault(drop_before_headers=True)))
     with pytest.raises(httpx.RemoteProtocolError):
