@@ -15,6 +15,8 @@ import pytest
 from tests.harness.lsp import SERVER_COMMAND, frame, frames, read_frame
 from tokengauge.lsp.stdio import MessageWriter, can_read_as_pipe
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def initialize(storage: Path) -> bytes:
     params = {"processId": None, "rootUri": None, "capabilities": {}}
@@ -241,12 +243,9 @@ def test_requests_after_shutdown_are_refused_not_ignored(tmp_path):
 
 
 TWO_WRITERS = """
-import json, sys, threading, time
+import sys, threading, time
+from tests.harness.lsp import frame
 from tokengauge.lsp.stdio import MessageWriter
-
-def frame(message):
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body)
 
 writer = MessageWriter(sys.stdout.buffer)
 answer = frame({"jsonrpc": "2.0", "id": 4, "result": {"entries": ["a" * 64] * 20_000}})
@@ -271,7 +270,8 @@ def test_messages_sent_from_two_threads_arrive_whole():
     64 KiB now and then: the pipe takes a long write in parts, and a record written between
     them would land inside the answer (as one did inside a 450 KB warmCounts answer)."""
     received = []
-    with subprocess.Popen([sys.executable, "-c", TWO_WRITERS], stdout=subprocess.PIPE) as writers:
+    command = [sys.executable, "-c", TWO_WRITERS]
+    with subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE) as writers:
         assert writers.stdout is not None
         while chunk := writers.stdout.read1(64 * 1024):
             received.append(chunk)
