@@ -11,18 +11,13 @@
 // tokengauge's server RSS after each session.
 'use strict';
 const fs = require('fs');
+const { table } = require('../scripts/markdown-table');
 
 const median = (xs) => {
     const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
     return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
 };
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-');
-
-function table(header, rows) {
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-    const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
-    console.log([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
-}
 
 function main(files) {
     if (!files.length) {

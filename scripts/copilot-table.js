@@ -10,6 +10,7 @@
 // prompt over its loaded window without an error) what was cut and caught, and every failed turn's error.
 'use strict';
 const fs = require('fs');
+const { table } = require('./markdown-table');
 
 const RUNGS = ['toolResults', 'history', 'toolDocs', 'output', 'userMessage'];
 
@@ -24,14 +25,6 @@ const median = (values) => {
 };
 
 const minMedian = (values) => `${fixed(Math.min(...values), 2)} / ${fixed(median(values), 2)}`;
-
-function table(header, rows) {
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-    const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-    console.log(line(header));
-    console.log(line(widths.map((w) => '-'.repeat(w))));
-    rows.forEach((row) => console.log(line(row)));
-}
 
 const runs = process.argv.slice(2).map((file) => JSON.parse(fs.readFileSync(file, 'utf8')));
 const isLocal = (r) => String(r.scenario).startsWith('local');
