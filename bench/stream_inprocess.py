@@ -20,7 +20,7 @@ from tokengauge.lsp.server import create_server
 from tokengauge.lsp.state import ServerChatSink
 from tokengauge.messages import TextPart, unstructure
 from tokengauge.protocol import CHAT_PART, ChatPart, ChatPartParams
-from tokengauge.upstream.events import StreamParser
+from tokengauge.upstream.dialects.events import StreamParser
 from tokengauge.upstream.sse import aiter_events, iter_file_events
 
 

@@ -21,9 +21,9 @@ from tests.harness.fake_upstream.respond import rendered
 from tests.harness.fake_upstream.server import Upstream
 from tests.harness.fake_upstream.wire import split_events
 from tokengauge.settings import DialectName
-from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import StreamParser
-from tokengauge.upstream.openai_stream import OpenAIStreamParser
+from tokengauge.upstream.dialects.anthropic.stream import AnthropicStreamParser
+from tokengauge.upstream.dialects.events import StreamParser
+from tokengauge.upstream.dialects.openai.stream import OpenAIStreamParser
 
 SEQ: Final = re.compile(r"w(\d+)")
 """A text delta is ` w00042`: its sequence number identifies the SSE event it came from."""

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, WIRE
-from tests.upstream.stream_cases import read
+from tests.upstream.dialects.stream_cases import read
 from tokengauge.calibration.classify import classify_error
 from tokengauge.cli import parse_stream_command
 from tokengauge.counting.encodings import EncodingRegistry
 from tokengauge.messages import Usage
-from tokengauge.upstream.events import event_json
+from tokengauge.upstream.dialects.events import event_json
 
 SAMPLE = DATA / "copilot-request.json"
 
@@ -140,8 +140,8 @@ STREAMS = sorted(p.name for p in WIRE.glob("*.sse"))
 
 @pytest.mark.parametrize("name", STREAMS)
 def test_parse_stream_prints_the_parsed_events(name: str):
-    from tokengauge.upstream.dialects import parse_stream_file
-    from tokengauge.upstream.events import event_json
+    from tokengauge.upstream.dialects.dialect import parse_stream_file
+    from tokengauge.upstream.dialects.events import event_json
 
     dialect = "anthropic" if "anthropic" in name else "openai"
     result = run("parse-stream", "--dialect", dialect, str(WIRE / name))

@@ -50,7 +50,7 @@ from tokengauge.messages import (
 from tokengauge.messages import unstructure as to_json
 from tokengauge.models import budget
 from tokengauge.protocol import CHAT, COUNT_TOKENS, MODELS
-from tokengauge.upstream.dialects import dialect_for, provider_headers
+from tokengauge.upstream.dialects.dialect import dialect_for, provider_headers
 from tokengauge.upstream.errors import HttpStatusError, UpstreamError
 from tokengauge.upstream.http import drain, open_sse
 from tokengauge.upstream.options import ChatOptions

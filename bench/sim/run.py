@@ -39,8 +39,8 @@ from tokengauge.counting.request import walk_strings
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
 from tokengauge.settings import parse_settings
+from tokengauge.upstream.dialects.openai.request import openai_tool
 from tokengauge.upstream.http import Timeouts, make_client
-from tokengauge.upstream.openai_request import openai_tool
 
 VARIANTS: Final = ("tokengauge", "exact", "calibration-off", "chars/4")
 SCENARIOS: Final = ("seeded", "host")

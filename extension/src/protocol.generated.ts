@@ -493,7 +493,7 @@ export type ChatResult = {
 
 // --- tokengauge.settings.schema ------------------------------------------------------------------
 
-/** The wire dialects an API may speak (`upstream.dialects.Dialect` implements each). */
+/** The wire dialects an API may speak (`upstream.dialects.dialect.Dialect` implements each). */
 export type DialectName = 'openai' | 'anthropic' | 'responses';
 
 export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';

@@ -30,8 +30,8 @@ from tokengauge.ledger.store import LEDGER_DIR, Ledger
 from tokengauge.messages import InvalidInput, Message, unstructure
 from tokengauge.request_file import read_request
 from tokengauge.settings import DialectName, ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.upstream.dialects import parse_stream_file
-from tokengauge.upstream.events import StreamError, event_json
+from tokengauge.upstream.dialects.dialect import parse_stream_file
+from tokengauge.upstream.dialects.events import StreamError, event_json
 
 DEFAULT_MODEL = "gpt-4o"
 CLI_PROVIDER = ProviderSettings(id="cli")

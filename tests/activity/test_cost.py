@@ -17,7 +17,7 @@ from tokengauge.activity.cost import (
 from tokengauge.messages import Usage
 from tokengauge.models.prices import MAX_REQUEST_COST_USD, USD_TICKS, reported_usd
 from tokengauge.settings import Pricing
-from tokengauge.upstream.events import header_cost, reported_cost
+from tokengauge.upstream.dialects.events import header_cost, reported_cost
 
 # $ per million tokens: input 3, cached input 0.30, cache write 3.75, output 15 (Claude Sonnet).
 FULL = Pricing(

@@ -38,7 +38,7 @@ from tokengauge.messages import (
 from tokengauge.models import budget
 from tokengauge.protocol import RecordErrorParams, RecordUsageParams
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings
-from tokengauge.upstream.dialects import dialect_for
+from tokengauge.upstream.dialects.dialect import dialect_for
 from tokengauge.upstream.options import parse_model_options
 
 PROVIDER = ProviderSettings(id="test")

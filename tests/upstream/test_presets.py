@@ -9,7 +9,7 @@ import pytest
 
 from tokengauge.messages import InvalidInput
 from tokengauge.settings import ProviderSettings
-from tokengauge.upstream.dialects import provider_headers
+from tokengauge.upstream.dialects.dialect import provider_headers
 from tokengauge.upstream.presets import PRESETS, auth_of, preset_of, resolve, resolve_all
 
 KEY = "sk-preset-test-0123456789"

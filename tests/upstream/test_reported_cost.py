@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from tests.harness.fake_upstream.wire import WIRE_DIR
-from tests.upstream.stream_cases import parse
+from tests.upstream.dialects.stream_cases import parse
 from tokengauge.messages import Usage
-from tokengauge.upstream.events import header_cost
+from tokengauge.upstream.dialects.events import header_cost
 
 
 @pytest.mark.parametrize(

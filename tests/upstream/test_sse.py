@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.upstream.stream_cases import CASES, Expected, parse, read
-from tokengauge.upstream.dialects import make_parser
-from tokengauge.upstream.events import StreamEvent
+from tests.upstream.dialects.stream_cases import CASES, Expected, parse, read
+from tokengauge.upstream.dialects.dialect import make_parser
+from tokengauge.upstream.dialects.events import StreamEvent
 from tokengauge.upstream.sse import aiter_events, iter_file_events, missing_terminator
 
 

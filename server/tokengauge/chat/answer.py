@@ -16,8 +16,8 @@ from tokengauge.chat.recovery import Fitting
 from tokengauge.messages import TextPart, Usage
 from tokengauge.notes import ladder_note
 from tokengauge.upstream.attribution import Attribution
-from tokengauge.upstream.errors import ConnectionFailed
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.body import merged_headers
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     StreamEvent,
@@ -28,8 +28,8 @@ from tokengauge.upstream.events import (
     header_cost,
     message_part,
 )
+from tokengauge.upstream.errors import ConnectionFailed
 from tokengauge.upstream.http import drain, open_sse
-from tokengauge.upstream.request_body import merged_headers
 
 log = logging.getLogger(__name__)
 

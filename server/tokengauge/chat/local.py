@@ -21,7 +21,7 @@ from tokengauge.messages import Message, Tool, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.served import Served
 from tokengauge.status import request_ended
-from tokengauge.upstream.dialects import provider_headers
+from tokengauge.upstream.dialects.dialect import provider_headers
 from tokengauge.upstream.exact_count import count_request
 from tokengauge.upstream.served import load_in_ollama, read_served, served_kind
 

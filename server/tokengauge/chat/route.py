@@ -13,7 +13,7 @@ from tokengauge.messages import InvalidInput, Message, Tool
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.served import Kind
 from tokengauge.protocol import ChatParams
-from tokengauge.upstream.dialects import Dialect, dialect_for, provider_headers
+from tokengauge.upstream.dialects.dialect import Dialect, dialect_for, provider_headers
 from tokengauge.upstream.errors import UpstreamError
 from tokengauge.upstream.explain import brief, explain, midstream
 from tokengauge.upstream.options import ChatOptions, parse_model_options, with_defaults

@@ -37,7 +37,7 @@ SERVER_ONLY: Final = {"server_only": True}
 """Field metadata: set by the server, never read from `initializationOptions` (so no setting)."""
 
 DialectName = Literal["openai", "anthropic", "responses"]
-"""The wire dialects an API may speak (`upstream.dialects.Dialect` implements each)."""
+"""The wire dialects an API may speak (`upstream.dialects.dialect.Dialect` implements each)."""
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 ToolDocs = Literal["full", "progressive", "minimal"]
 TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)

@@ -29,7 +29,7 @@ import httpx
 from tokengauge.messages import InvalidInput
 from tokengauge.models.catalog import DiscoveredModel
 from tokengauge.settings import MIN_WINDOW, Pricing, ProviderSettings, is_price, token_count
-from tokengauge.upstream.dialects import provider_headers
+from tokengauge.upstream.dialects.dialect import provider_headers
 from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain
 from tokengauge.upstream.http import get_json, join_url, json_or_none, server_root, timeouts_of

@@ -15,7 +15,7 @@ import httpx
 from tokengauge.messages import InvalidInput
 from tokengauge.protocol import CheckKeyResult
 from tokengauge.settings import ProviderSettings
-from tokengauge.upstream.dialects import provider_headers
+from tokengauge.upstream.dialects.dialect import provider_headers
 from tokengauge.upstream.discovery import models_url
 from tokengauge.upstream.errors import HttpStatusError, StreamStalled, UpstreamError
 from tokengauge.upstream.explain import explain

@@ -56,7 +56,7 @@ from tokengauge.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from tokengauge.upstream.openai_request import openai_tool
+from tokengauge.upstream.dialects.openai.request import openai_tool
 
 RUNTIME_ENCODING: Final = "o200k_base"
 BACKGROUND_COMPACTION: Final = 0.80

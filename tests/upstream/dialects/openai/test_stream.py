@@ -11,11 +11,17 @@ from typing import Any
 
 import pytest
 
-from tests.upstream.stream_cases import feed_all, read
+from tests.upstream.dialects.stream_cases import feed_all, read
 from tokengauge.messages import Usage
-from tokengauge.upstream.dialects import parse_stream_file
-from tokengauge.upstream.events import Finish, StreamError, TextDelta, ThinkingDelta, ToolCall
-from tokengauge.upstream.openai_stream import RESPONSES_API, OpenAIStreamParser
+from tokengauge.upstream.dialects.dialect import parse_stream_file
+from tokengauge.upstream.dialects.events import (
+    Finish,
+    StreamError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+)
+from tokengauge.upstream.dialects.openai.stream import RESPONSES_API, OpenAIStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
 
@@ -271,7 +277,7 @@ def test_openai_reasoning_refusal_and_other_choices():
 
 def test_openai_error_event_and_unknown_events(caplog: pytest.LogCaptureFixture):
     parser = OpenAIStreamParser()
-    with caplog.at_level(logging.DEBUG, logger="tokengauge.upstream.openai_stream"):
+    with caplog.at_level(logging.DEBUG, logger="tokengauge.upstream.dialects.openai.stream"):
         assert parser.feed("keepalive", "{}") == []
     assert "keepalive" in caplog.text
     data = '{"error": {"message": "Rate limit exceeded", "code": 429}}'

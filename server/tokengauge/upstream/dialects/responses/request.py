@@ -30,13 +30,13 @@ from tokengauge.messages import (
     is_ephemeral,
     to_json_text,
 )
-from tokengauge.upstream.options import ChatOptions
-from tokengauge.upstream.request_body import (
+from tokengauge.upstream.dialects.body import (
     IMAGE_MIME_TYPES,
     object_schema,
     openai_sampling,
     part_text,
 )
+from tokengauge.upstream.options import ChatOptions
 
 JsonObject = dict[str, Any]
 

@@ -8,10 +8,18 @@ import json
 import pytest
 
 from tests.conftest import WIRE
-from tests.upstream.stream_cases import CASES, EXACT, Expected, assert_honest, parse, read, shape
+from tests.upstream.dialects.stream_cases import (
+    CASES,
+    EXACT,
+    Expected,
+    assert_honest,
+    parse,
+    read,
+    shape,
+)
 from tokengauge.messages import Usage
-from tokengauge.upstream.dialects import make_parser, parse_stream_file
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.dialect import make_parser, parse_stream_file
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     StreamEvent,

@@ -14,10 +14,18 @@ from tests.harness.fake_upstream.responses import (
     input_error,
     reasoning_of,
 )
-from tests.upstream.request_parts import CALL, EPHEMERAL, IMAGE, NO_OPTIONS, PNG, assistant, user
+from tests.upstream.dialects.request_parts import (
+    CALL,
+    EPHEMERAL,
+    IMAGE,
+    NO_OPTIONS,
+    PNG,
+    assistant,
+    user,
+)
 from tokengauge.messages import Message, TextPart, ThinkingPart, Tool, ToolResultPart
+from tokengauge.upstream.dialects.responses.request import build_responses_body, responses_input
 from tokengauge.upstream.options import ChatOptions
-from tokengauge.upstream.responses_request import build_responses_body, responses_input
 
 REASONING = ThinkingPart("", id="rs_test000001", encrypted=encrypted_of("rs_test000001", "Plan."))
 SHOWN = ThinkingPart("Plan.")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.upstream.request_parts import (
+from tests.upstream.dialects.request_parts import (
     API_KEY,
     CACHE,
     CALL,
@@ -35,7 +35,7 @@ from tokengauge.messages import (
     ToolCallPart,
     UnknownPart,
 )
-from tokengauge.upstream.openai_request import (
+from tokengauge.upstream.dialects.openai.request import (
     build_openai_body,
     max_tokens_field_for,
     openai_headers,

@@ -36,8 +36,7 @@ from tokengauge.messages import (
     ToolResultPart,
     is_ephemeral,
 )
-from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
-from tokengauge.upstream.request_body import (
+from tokengauge.upstream.dialects.body import (
     IMAGE_MIME_TYPES,
     data_text,
     merged_headers,
@@ -45,6 +44,7 @@ from tokengauge.upstream.request_body import (
     omitted_note,
     part_text,
 )
+from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
 
 ANTHROPIC_VERSION: Final = "2023-06-01"
 CONTINUED: Final = "(continued)"

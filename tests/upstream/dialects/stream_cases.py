@@ -16,8 +16,8 @@ import pytest
 
 from tests.conftest import WIRE
 from tokengauge.messages import Usage
-from tokengauge.upstream.dialects import make_parser
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.dialect import make_parser
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     StreamEvent,
@@ -27,7 +27,7 @@ from tokengauge.upstream.events import (
     ThinkingDelta,
     ToolCall,
 )
-from tokengauge.upstream.openai_stream import RESPONSES_API
+from tokengauge.upstream.dialects.openai.stream import RESPONSES_API
 from tokengauge.upstream.sse import iter_file_events
 
 # What the captures say, read off them by hand (long strings split only for line length).

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.harness.fake_upstream.thinking import redacted_data, signature_of, thinking_error
-from tests.upstream.request_parts import (
+from tests.upstream.dialects.request_parts import (
     API_KEY,
     CACHE,
     CALL,
@@ -38,12 +38,12 @@ from tokengauge.messages import (
     ToolCallPart,
     UnknownPart,
 )
-from tokengauge.upstream.anthropic_request import (
+from tokengauge.upstream.dialects.anthropic.request import (
     anthropic_headers,
     anthropic_messages,
     build_anthropic_body,
 )
-from tokengauge.upstream.openai_request import build_openai_body
+from tokengauge.upstream.dialects.openai.request import build_openai_body
 from tokengauge.upstream.options import ChatOptions, parse_model_options
 
 # --- Anthropic: messages ------------------------------------------------------------------------

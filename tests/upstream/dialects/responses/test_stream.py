@@ -9,8 +9,8 @@ import pytest
 
 from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.messages import Usage
-from tokengauge.upstream.dialects import parse_stream_file
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.dialect import parse_stream_file
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     TextDelta,
@@ -18,7 +18,7 @@ from tokengauge.upstream.events import (
     ThinkingDelta,
     ToolCall,
 )
-from tokengauge.upstream.responses_stream import ResponsesStreamParser
+from tokengauge.upstream.dialects.responses.stream import ResponsesStreamParser
 
 
 def deltas(wire: Path, name: str, kind: str) -> str:

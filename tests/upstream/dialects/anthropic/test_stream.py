@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.upstream.stream_cases import assert_honest, feed_all, shape
+from tests.upstream.dialects.stream_cases import assert_honest, feed_all, shape
 from tokengauge.messages import Usage
-from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.anthropic.stream import AnthropicStreamParser
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     TextDelta,
@@ -142,7 +142,7 @@ def test_anthropic_keeps_redacted_thinking_and_skips_blocks_it_does_not_show(
 ):
     redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy"}
     server_tool = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
-    with caplog.at_level(logging.DEBUG, logger="tokengauge.upstream.anthropic_stream"):
+    with caplog.at_level(logging.DEBUG, logger="tokengauge.upstream.dialects.anthropic.stream"):
         events = feed_all(
             AnthropicStreamParser(),
             [

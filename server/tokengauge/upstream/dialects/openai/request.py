@@ -32,14 +32,14 @@ from tokengauge.messages import (
     is_ephemeral,
     to_json_text,
 )
-from tokengauge.upstream.options import ChatOptions
-from tokengauge.upstream.request_body import (
+from tokengauge.upstream.dialects.body import (
     IMAGE_MIME_TYPES,
     merged_headers,
     object_schema,
     openai_sampling,
     part_text,
 )
+from tokengauge.upstream.options import ChatOptions
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokengauge.messages import Usage
-from tokengauge.upstream.events import (
+from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     StreamEvent,

@@ -17,21 +17,21 @@ import attrs
 from tokengauge.messages import InvalidInput, Message, Tool
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.settings import DialectName, ProviderSettings
-from tokengauge.upstream.anthropic_request import anthropic_headers, build_anthropic_body
-from tokengauge.upstream.anthropic_stream import AnthropicStreamParser
-from tokengauge.upstream.events import StreamError, StreamEvent, StreamParser
-from tokengauge.upstream.http import join_url
-from tokengauge.upstream.openai_request import (
+from tokengauge.upstream.dialects.anthropic.request import anthropic_headers, build_anthropic_body
+from tokengauge.upstream.dialects.anthropic.stream import AnthropicStreamParser
+from tokengauge.upstream.dialects.body import merged_headers
+from tokengauge.upstream.dialects.events import StreamError, StreamEvent, StreamParser
+from tokengauge.upstream.dialects.openai.request import (
     build_openai_body,
     max_tokens_field_for,
     openai_headers,
 )
-from tokengauge.upstream.openai_stream import OpenAIStreamParser
+from tokengauge.upstream.dialects.openai.stream import OpenAIStreamParser
+from tokengauge.upstream.dialects.responses.request import build_responses_body
+from tokengauge.upstream.dialects.responses.stream import ResponsesStreamParser
+from tokengauge.upstream.http import join_url
 from tokengauge.upstream.options import ChatOptions
 from tokengauge.upstream.presets import auth_of
-from tokengauge.upstream.request_body import merged_headers
-from tokengauge.upstream.responses_request import build_responses_body
-from tokengauge.upstream.responses_stream import ResponsesStreamParser
 from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
