@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The extension's tests inside a real VS Code (code-server 1.139), four suites:
+# The extension's tests inside a real VS Code (code-server 1.139), in these suites:
 #   dev      the development extension, plus a second (consumer) extension installed as a VSIX,
 #            against the test upstream on 127.0.0.1; then its workspace-settings test again on a
 #            copy of the extension whose manifest gives no setting a scope;
@@ -9,17 +9,19 @@
 #   vsix     the packaged tokengauge VSIX installed with --install-extension, driven by the consumer;
 #   untrusted  the development extension in a folder that is not trusted, the Python extension (its
 #            stand-in) naming an interpreter that leaves a marker when it runs;
-#   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh).
+#   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh);
+#   reasoning  the real Copilot agent's tool loop of a reasoning model, through the installed VSIX,
+#            against strict stand-ins of DeepSeek V4 and OpenRouter (scripts/test-copilot-reasoning.sh).
 # Prints each suite's output, then one plain `N passed, N failed` line for all of them.
 # Env: TG_PYTHON (the dev server's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3: a bare interpreter, so only bundled libs serve),
-# TG_HOST_SUITES (default "dev untrusted ui vsix copilot"), TG_HOST_TEST_GREP (only the host tests whose titles match).
+# TG_HOST_SUITES (default "dev untrusted ui vsix copilot reasoning"), TG_HOST_TEST_GREP (only the host tests whose titles match).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SUITES=${TG_HOST_SUITES:-dev untrusted ui vsix copilot}
+SUITES=${TG_HOST_SUITES:-dev untrusted ui vsix copilot reasoning}
 VERSION=$(node -p 'require("./package.json").version')
 VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
 
@@ -188,6 +190,9 @@ for suite in $SUITES; do
             echo "== ui suite screenshots: $SHOTS";;
         copilot)
             TG_PYTHON="$PY" bash scripts/test-copilot.sh 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]};;
+        reasoning)
+            TG_PYTHON="$PY" TG_VSIX_PYTHON="$VSIX_PY" bash scripts/test-copilot-reasoning.sh 2>&1 | tee "$log"
             rc=${PIPESTATUS[0]};;
         *) echo "unknown host suite $suite" | tee "$log"; rc=1;;
     esac

@@ -57,7 +57,7 @@ export interface RequestRow {
 export type CostSource = 'reported' | 'estimate';
 
 /** The recovery ladder's rungs, in the order they are taken (the server's `calibration/ladder.py`). */
-export type LadderRung = 'toolResults' | 'history' | 'toolDocs' | 'output' | 'userMessage';
+export type LadderRung = 'reasoning' | 'toolResults' | 'history' | 'toolDocs' | 'output' | 'userMessage';
 
 export interface DayModelRow {
     day: string;

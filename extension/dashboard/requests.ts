@@ -35,6 +35,7 @@ export const FILL_CATEGORIES: readonly { id: FillCategory; label: string }[] = [
 
 /** What each rung of the recovery ladder took, for a person. */
 const RUNG_NAMES: Record<LadderRung, string> = {
+    reasoning: 'earlier reasoning',
     toolResults: 'tool results',
     history: 'older messages',
     toolDocs: 'tool docs',

@@ -5,6 +5,7 @@
  */
 
 import { Message, Part, Role, Tool } from './protocol';
+import { decodeReasoning } from './reasoning';
 
 /** VS Code's `LanguageModelChatMessageRole`: 1 user, 2 assistant, 3 system. */
 const ROLES: Record<number | string, Role> = {
@@ -67,10 +68,15 @@ export function toPart(part: unknown): Part {
  * A thinking part, with what it carries for the API in its id and metadata, by the names Copilot's
  * own clients use (and keep in the history they send back): Anthropic's `signature` with
  * `_completeThinking` (the whole block) or `redactedData`; a Responses reasoning item's
- * `encrypted_content` (the part's id is the item's).
+ * `encrypted_content` (the part's id is the item's); a Chat Completions server's reasoning in ours
+ * (`reasoning.ts`).
  */
 function toThinking(value: string, id: unknown, metadata: unknown): Part {
     const meta = isRecord(metadata) ? metadata : {};
+    const carried = typeof meta.encrypted_content === 'string' ? decodeReasoning(meta.encrypted_content, value) : undefined;
+    if (carried) {
+        return carried;
+    }
     if (typeof meta.encrypted_content === 'string' && meta.encrypted_content && typeof id === 'string' && id) {
         return { type: 'thinking', value: '', id, encrypted: meta.encrypted_content };
     }

@@ -71,8 +71,9 @@ export type DataPart = {
  * The model's reasoning text. With a `signature` (Anthropic's, for the thinking block it
  * closes) `value` is that whole block, to be replayed as it was; `redacted` is the data of an
  * Anthropic `redacted_thinking` block; `encrypted` is an OpenAI Responses reasoning item's
- * encrypted content, `id` that item's id. Parts with none of these are what was shown while
- * streaming.
+ * encrypted content, `id` that item's id. A Chat Completions server's reasoning, once the
+ * message is whole, says where it came (`field`) and what came with it (`details`, `calls`), so
+ * that it goes back as it came. Parts with none of these are what was shown while streaming.
  */
 export type ThinkingPart = {
     type: 'thinking';
@@ -81,6 +82,20 @@ export type ThinkingPart = {
     redacted?: string;
     id?: string;
     encrypted?: string;
+    /**
+     * Where a Chat Completions server streamed the reasoning (`reasoning_content`, `reasoning`,
+     * or `think`: `<think>` tags in the content), and so where it goes back.
+     */
+    field?: string;
+    /**
+     * The message's `reasoning_details` (OpenRouter, MiniMax), merged by type and index as
+     * their documentation says, otherwise as they came: texts, signatures, encrypted data, ids.
+     */
+    details?: unknown[];
+    /** Per tool call id, the `extra_content` the call came with (Gemini's thought signature). */
+    calls?: Record<string, unknown>;
+    /** The message's own `extra_content` (Gemini's signature of an answer without calls). */
+    extra?: Record<string, unknown>;
 };
 
 /** A part the extension could not classify, carried as its JSON. */
@@ -500,6 +515,8 @@ export type LogLevel = 'off' | 'error' | 'warning' | 'info' | 'debug' | 'trace';
 
 export type ToolDocs = 'full' | 'progressive' | 'minimal';
 
+export type ReasoningReplay = 'auto' | 'always' | 'never';
+
 /**
  * What a gateway that meters spend (a LiteLLM proxy, OpenRouter) is told of each request
  * (`upstream.attribution`, where the provider's preset says it reads it); nothing unless set.
@@ -594,6 +611,12 @@ export type ModelSettings = {
      * window it has loaded (nothing reloads unasked).
      */
     numCtx?: number | null;
+    /**
+     * Whether a Chat Completions server gets the model's reasoning back in later requests:
+     * `auto` as its API wants (known for the APIs of the presets and the built-in table, else
+     * learned from its errors), `always` every assistant message's, `never` none.
+     */
+    reasoningReplay?: ReasoningReplay;
 };
 
 /**

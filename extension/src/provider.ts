@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { ApiKeys } from './apiKeys';
 import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
+import { carriesReasoning, encodeReasoning } from './reasoning';
 import { plain, PlainError } from './errors';
 import { GroupKeys } from './groupKeys';
 import { SeenGroup } from './diagnostics';
@@ -372,12 +373,16 @@ const newerParts = vscode as unknown as {
 };
 
 /**
- * A thinking part's arguments: the text shown, or for a signed or redacted block or an encrypted
- * reasoning item (shown already, piece by piece) nothing to show and, in its id and metadata, what
- * the next request must send back (the names Copilot's own Anthropic and Responses clients use; it
- * keeps them in the history it sends us).
+ * A thinking part's arguments: the text shown, or for a signed or redacted block, an encrypted
+ * reasoning item or a Chat Completions server's reasoning (shown already, piece by piece) nothing
+ * to show and, in its id and metadata, what the next request must send back (the names Copilot's
+ * own Anthropic and Responses clients use, or ours: `reasoning.ts`; it keeps them in the history
+ * it sends us).
  */
 function thinkingArgs(part: Extract<ChatPart, { type: 'thinking' }>): [string, string?, Record<string, unknown>?] {
+    if (carriesReasoning(part)) {
+        return ['', undefined, { encrypted_content: encodeReasoning(part) }];
+    }
     if (part.encrypted && part.id) {
         return ['', part.id, { encrypted_content: part.encrypted }];
     }

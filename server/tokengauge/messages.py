@@ -73,14 +73,31 @@ class ThinkingPart:
     """The model's reasoning text. With a `signature` (Anthropic's, for the thinking block it
     closes) `value` is that whole block, to be replayed as it was; `redacted` is the data of an
     Anthropic `redacted_thinking` block; `encrypted` is an OpenAI Responses reasoning item's
-    encrypted content, `id` that item's id. Parts with none of these are what was shown while
-    streaming."""
+    encrypted content, `id` that item's id. A Chat Completions server's reasoning, once the
+    message is whole, says where it came (`field`) and what came with it (`details`, `calls`), so
+    that it goes back as it came. Parts with none of these are what was shown while streaming."""
 
     value: str
     signature: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     redacted: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     id: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     encrypted: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    field: str | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """Where a Chat Completions server streamed the reasoning (`reasoning_content`, `reasoning`,
+    or `think`: `<think>` tags in the content), and so where it goes back."""
+    details: list[Any] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The message's `reasoning_details` (OpenRouter, MiniMax), merged by type and index as
+    their documentation says, otherwise as they came: texts, signatures, encrypted data, ids."""
+    calls: dict[str, Any] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """Per tool call id, the `extra_content` the call came with (Gemini's thought signature)."""
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    """The message's own `extra_content` (Gemini's signature of an answer without calls)."""
+
+    @property
+    def carried(self) -> bool:
+        """Whether it is a Chat Completions message's reasoning, as its stream left it (what
+        goes back as it came)."""
+        return any(v is not None for v in (self.field, self.details, self.calls, self.extra))
 
 
 @attrs.frozen

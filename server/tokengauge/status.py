@@ -4,12 +4,13 @@ Text like `$(pulse) 18.4k / 28.7k · 64%`: the input tokens of the last request 
 input budget (the window less the output kept for the answer), both in true tokens (VS Code is
 told them in Copilot's units: `models.declared`); its severity follows the same share:
 `warning` at 75%, `error` at 90%. The tooltip (markdown, shown as-is by the extension) labels
-the shares of the budget and of the window and gives the breakdown, the request's cost and
-today's for the model (where prices are known), the tokens a reduced tool documentation saved
-(`toolDocs`), and, folded away, the correction factors in use, as the log prints them. Before
-any request the status names the number of models ready. `StatusBar` says which: the last
-conversation request of this session, else the one the usage history remembers from an earlier
-session (`activity.history`). What the chat says while it waits to retry is made here too.
+the shares of the budget and of the window and gives the breakdown (with the model's reasoning
+sent back, where there is some), the request's cost and today's for the model (where prices are
+known), the tokens a reduced tool documentation saved (`toolDocs`), and, folded away, the
+correction factors in use, as the log prints them. Before any request the status names the number
+of models ready. `StatusBar` says which: the last conversation request of this session, else the
+one the usage history remembers from an earlier session (`activity.history`). What the chat says
+while it waits to retry is made here too.
 """
 
 from __future__ import annotations
@@ -101,6 +102,11 @@ def render_status(
             f"| {tools} | {estimate.tools:,} |",
             f"| messages ({len(chat)}, {counted} counted by the API before) "
             f"| {sum(m.tokens for m in chat):,} |",
+        ]
+        if estimate.features.reasoning:
+            reasoning = round(estimate.features.reasoning * estimate.ratios["text"])
+            rows.append(f"| of which the model's reasoning, sent back | ~{reasoning:,} |")
+        rows += [
             f"| overhead per request | {estimate.fixed:,} |",
             f"| our estimate | {estimate.total:,} |",
         ]

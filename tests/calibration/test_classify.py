@@ -19,6 +19,7 @@ OVERFLOW, OUTPUT_LIMIT, RATE_LIMIT, AUTH, OTHER = (
     ErrorKind.AUTH,
     ErrorKind.OTHER,
 )
+REASONING_MISSING, REASONING_REFUSED = ErrorKind.REASONING_MISSING, ErrorKind.REASONING_REFUSED
 
 OPENAI_RATE_LIMIT_REACHED = (
     "Rate limit reached for gpt-4.1 in organization org-66tr5xhH5yhaqZAy6PAIy1Xi on tokens per "
@@ -143,6 +144,81 @@ FIXTURES = [
             limit_tokens=1048576,
         ),
         id="gemini-input-token-count-exceeded",
+    ),
+    pytest.param(
+        "error-deepseek-reasoning-not-passed-back.json",
+        400,
+        ParsedError(
+            REASONING_MISSING,
+            "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        ),
+        id="deepseek-reasoning-not-passed-back",
+    ),
+    pytest.param(
+        "error-deepseek-missing-reasoning-content.json",
+        400,
+        ParsedError(
+            REASONING_MISSING,
+            "Missing `reasoning_content` field in the assistant message at message index 2. F"
+            "or more information, please refer to https://api-docs.deepseek.com/guides/thinki"
+            "ng_mode#tool-calls",
+        ),
+        id="deepseek-missing-reasoning-content",
+    ),
+    pytest.param(
+        "error-deepseek-reasoner-reasoning-content-in-input.json",
+        400,
+        ParsedError(
+            REASONING_REFUSED,
+            "The reasoning_content is an intermediate result for display purposes only and wi"
+            "ll not be included in the context for inference. Please remove the reasoning_con"
+            "tent from your message to reduce network traffic.",
+        ),
+        id="deepseek-reasoner-refuses-reasoning",
+    ),
+    pytest.param(
+        "error-moonshot-reasoning-content-missing.json",
+        400,
+        ParsedError(
+            REASONING_MISSING,
+            "thinking is enabled but reasoning_content is missing in assistant tool call mess"
+            "age at index 4",
+        ),
+        id="moonshot-reasoning-content-missing",
+    ),
+    pytest.param(
+        "error-gemini-openai-missing-thought-signature.json",
+        400,
+        ParsedError(
+            REASONING_MISSING,
+            "Function call is missing a thought_signature in functionCall parts. This is requ"
+            "ired for tools to work correctly, and missing thought_signature may lead to degr"
+            "aded model performance. Additional data, function call `default_api:shell` , pos"
+            "ition 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signature"
+            "s for more details.",
+        ),
+        id="gemini-missing-thought-signature",
+    ),
+    pytest.param(
+        "error-openrouter-gemini-reasoning-details-missing.json",
+        400,
+        ParsedError(
+            REASONING_MISSING,
+            "Unable to submit request because function call `default_api:list_dir` in the 2. "
+            "content block is missing a `thought_signature`. Learn more: https://docs.cloud.g"
+            "oogle.com/vertex-ai/generative-ai/docs/thought-signatures",
+        ),
+        id="openrouter-reasoning-details-missing",
+    ),
+    pytest.param(
+        "error-vllm-extra-forbidden.json",
+        400,
+        ParsedError(
+            OTHER,
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'bad_words'), 'msg': 'Extra inputs "
+            "are not permitted', 'input': ['<|end_search_result|>\\n\\n<|im_end|>']}]",
+        ),
+        id="vllm-extra-forbidden-not-reasoning",
     ),
     pytest.param(
         "error-llamacpp-exceed-context-size.json",
@@ -600,3 +676,40 @@ def test_mangled_fixtures_never_raise(name: str, cut: int, junk: str) -> None:
     text = _read(name)
     _assert_well_formed(classify_error(None, text[:cut] + junk + text[cut:]))
     _assert_well_formed(classify_error(None, text[:cut]))
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        # Strict servers name the field of the message they refuse (Kimi through opencode-go;
+        # vLLM and TRT-LLM's pydantic validation, gsd-2#4647; Groq's wording).
+        pytest.param(
+            "Error from provider: Extra inputs are not permitted, field: 'messages[8].reasoning'",
+            REASONING_REFUSED,
+            id="extra-inputs-reasoning",
+        ),
+        pytest.param(
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'messages', 2, 'assistant', "
+            "'reasoning_content'), 'msg': 'Extra inputs are not permitted'}]",
+            REASONING_REFUSED,
+            id="extra-forbidden-reasoning-content",
+        ),
+        pytest.param(
+            "'messages.1' : property 'reasoning_details' is unsupported",
+            REASONING_REFUSED,
+            id="property-unsupported",
+        ),
+        # Look-alikes that are not about the model's reasoning sent back.
+        pytest.param(
+            "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+            OTHER,
+            id="reasoning-effort-is-another-field",
+        ),
+        pytest.param(
+            "Extra inputs are not permitted, field: 'messages[2].cot_id'", OTHER, id="other-field"
+        ),
+        pytest.param("Invalid value: the reasoning model is busy", OTHER, id="the-word-alone"),
+    ],
+)
+def test_reasoning_refused_or_wanted_by_its_field(body: str, kind: ErrorKind) -> None:
+    assert classify_error(400, body).kind is kind

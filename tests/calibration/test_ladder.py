@@ -21,7 +21,14 @@ from tokengauge.calibration.trim import (
 )
 from tokengauge.gauge import Gauge
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
+from tokengauge.messages import (
+    Message,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCallPart,
+    ToolResultPart,
+)
 from tokengauge.models import budget
 from tokengauge.settings import ModelSettings, ProviderSettings, ServerSettings, ToolDocs
 from tokengauge.upstream.tool_docs import tool_forms
@@ -117,6 +124,53 @@ def test_a_request_that_fits_is_left_alone(ladder: Ladder):
     assert not fitted.changed and fitted.removed == {}
     assert fitted.messages == messages and fitted.tools == TOOLS
     assert fitted.output_floor == FLOOR and fitted.tool_docs is None
+
+
+def reasoning_request(results: Sequence[str] = ()) -> list[Message]:
+    """Two earlier exchanges whose tool calls a Chat Completions server's reasoning came with
+    (one signed, as OpenRouter's), then the turn, its own call with its reasoning."""
+    thought = ThinkingPart(log("thought", 300), field="reasoning_content")
+    signed = ThinkingPart(log("signed", 300), field="reasoning", details=[{"signature": "c2ln"}])
+    messages = [Message(role="system", content=[TextPart("You are a careful assistant.")])]
+    for i, part in enumerate((thought, signed)):
+        call = ToolCallPart(f"old{i}", "tool_0", {"path": f"old/{i}"})
+        messages.append(Message(role="user", content=[TextPart(f"old question {i}")]))
+        messages.append(Message(role="assistant", content=[part, call]))
+        messages.append(Message(role="user", content=[ToolResultPart(f"old{i}", [TextPart("ok")])]))
+    messages.append(Message(role="user", content=[TextPart("Why did the build fail?")]))
+    current = ThinkingPart(log("current", 300), field="reasoning_content")
+    messages.append(Message(role="assistant", content=[current, ToolCallPart("c0", "tool_0", {})]))
+    messages.append(
+        Message(
+            role="user",
+            content=[ToolResultPart("c0", [TextPart(r) for r in results] or [TextPart("ok")])],
+        )
+    )
+    return messages
+
+
+def reasonings(messages: Sequence[Message]) -> list[str]:
+    return [p.value for m in messages for p in m.content if isinstance(p, ThinkingPart)]
+
+
+def test_earlier_plain_reasoning_goes_first_and_only_as_far_as_needed(ladder: Ladder):
+    messages = reasoning_request(results=[log("b", 400)])
+    fitted = ladder.climb(messages, ladder.room(ladder.size(messages) - 1_500))
+    assert set(fitted.removed) == {"reasoning"} and fitted.reasoning == 1
+    old, signed, current = reasonings(fitted.messages)
+    assert "tokens omitted" in old and old.startswith("thought line 0:")
+    # What a signature goes with, and what the current tool loop must have back, stay whole.
+    assert (signed, current) == tuple(reasonings(messages)[1:])
+    assert result_texts(fitted.messages) == result_texts(messages)
+
+
+def test_tool_results_only_once_the_earlier_reasoning_is_cut_in_full(ladder: Ladder):
+    messages = reasoning_request(results=[log("b", 900)])
+    fitted = ladder.climb(messages, ladder.room(ladder.size(messages) - 6_000))
+    assert set(fitted.removed) == {"reasoning", "toolResults"}
+    [old, *_] = reasonings(fitted.messages)
+    assert len(ladder.truncator.tokens(old)) <= MIN_KEPT_TOKENS + 20
+    assert reasonings(fitted.messages)[1:] == reasonings(messages)[1:]
 
 
 def test_tool_results_first_and_only_as_far_as_needed(ladder: Ladder):

@@ -163,8 +163,8 @@ async def test_the_group_replaces_itself_when_it_changes(tmp_path: Path):
         pytest.param(
             {"provider": {"id": "x", "preset": "openia"}, "apiKey": None},
             "provider x: unknown preset 'openia' (known: openai, openai-responses, "
-            "anthropic, openrouter, azure-openai, deepseek, groq, ollama, lmstudio, vllm, "
-            "llamacpp, litellm, openai-compatible)",
+            "anthropic, openrouter, azure-openai, deepseek, gemini, moonshot, zai, minimax, groq, "
+            "ollama, lmstudio, vllm, llamacpp, litellm, openai-compatible)",
             id="unknown-preset",
         ),
         pytest.param(

@@ -149,7 +149,8 @@ def test_unknown_returns_none(model_id: str) -> None:
 def test_table_entry_is_sane(model: KnownModel) -> None:
     assert model.pattern == model.pattern.lower().strip()
     assert model.family == model.family.lower().strip()
-    assert model.vendor in {"openai", "anthropic", "google", "deepseek", "qwen", "meta", "mistral"}
+    vendors = {"openai", "anthropic", "google", "deepseek", "moonshot", "zhipu", "minimax"}
+    assert model.vendor in vendors | {"qwen", "meta", "mistral"}
     assert model.max_output_tokens > 0
     assert model.context_window > 0
     assert model.max_output_tokens < model.context_window

@@ -47,7 +47,7 @@ from tokengauge.models.names import display_name
             "mistralai/Mixtral-8x7B-Instruct-v0.1", "Mixtral 8x7B Instruct V0.1", id="moe"
         ),
         pytest.param("kimi-k2-instruct", "Kimi K2 Instruct", id="kimi"),
-        pytest.param("glm-4.6", "GLM 4.6", id="glm"),
+        pytest.param("glm-4-9b", "GLM 4 9B", id="glm"),
         pytest.param("gemma-2-9b-it", "Gemma 2 9B IT", id="gemma"),
         pytest.param("x-ai/grok-4", "Grok 4", id="grok"),
         # not clear: the id itself

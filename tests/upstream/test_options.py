@@ -76,7 +76,7 @@ def test_parse_model_options(tool_mode: Any, model_options: Any, expected: ChatO
         pytest.param(None, {"max_tokens": 0}, r"max_tokens: must be at least 1", id="max-zero"),
         pytest.param(None, {"maxTokens": 1.5}, r"modelOptions\.maxTokens", id="max-fraction"),
         pytest.param(None, {"maxTokens": "100"}, r"modelOptions\.maxTokens", id="max-string"),
-        pytest.param(None, {"reasoning_effort": "max"}, "reasoning_effort", id="effort-unknown"),
+        pytest.param(None, {"reasoning_effort": "ultra"}, "reasoning_effort", id="effort-unknown"),
         pytest.param(None, {"thinkingBudget": -1}, "thinkingBudget", id="budget-negative"),
         pytest.param(None, {"stop": [1]}, r"modelOptions\.stop", id="stop-not-strings"),
         pytest.param(None, {"toolDocs": "some"}, r"toolDocs: expected one of full", id="docs"),

@@ -75,6 +75,42 @@ def test_the_presets_of_the_contract():
             "models",
             "plain",
         ),
+        "gemini": (
+            "Google Gemini (OpenAI-compatible API)",
+            "openai",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "bearer",
+            True,
+            "models",
+            "plain",
+        ),
+        "moonshot": (
+            "Moonshot Kimi",
+            "openai",
+            "https://api.moonshot.ai/v1",
+            "bearer",
+            True,
+            "models",
+            "plain",
+        ),
+        "zai": (
+            "Z.ai GLM",
+            "openai",
+            "https://api.z.ai/api/paas/v4",
+            "bearer",
+            True,
+            "models",
+            "plain",
+        ),
+        "minimax": (
+            "MiniMax",
+            "openai",
+            "https://api.minimax.io/v1",
+            "bearer",
+            True,
+            "models",
+            "plain",
+        ),
         "groq": (
             "Groq",
             "openai",
@@ -177,8 +213,8 @@ def test_resolve(entry: ProviderSettings, dialect: str, base_url: str):
         pytest.param(
             ProviderSettings(id="p", preset="openia"),
             "provider p: unknown preset 'openia' (known: openai, openai-responses, "
-            "anthropic, openrouter, azure-openai, deepseek, groq, ollama, lmstudio, vllm, "
-            "llamacpp, litellm, openai-compatible)",
+            "anthropic, openrouter, azure-openai, deepseek, gemini, moonshot, zai, minimax, groq, "
+            "ollama, lmstudio, vllm, llamacpp, litellm, openai-compatible)",
             id="unknown",
         ),
         pytest.param(

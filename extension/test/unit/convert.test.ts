@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
 import { toCountInput, toMessage, toPart, toTool } from '../../src/convert';
+import { carriesReasoning, decodeReasoning, encodeReasoning, REASONING_PREFIX } from '../../src/reasoning';
 
 // Stand-ins with VS Code's class names and fields: conversion must go by shape.
 class LanguageModelTextPart {
@@ -61,6 +62,30 @@ void test('an encrypted reasoning item, as the history carries it back', () => {
     // Without its item id the content cannot be sent back: it is what was shown, nothing more.
     assert.deepEqual(toPart(new LanguageModelThinkingPart('x', undefined, { encrypted_content: 'gAAAA' })), {
         type: 'thinking', value: 'x',
+    });
+});
+
+void test("a Chat Completions server's reasoning, as both runtimes carry it back", () => {
+    const part = {
+        type: 'thinking' as const, value: 'Read it first.', field: 'reasoning',
+        details: [{ type: 'reasoning.text', text: 'Read it first.', signature: 'sig', index: 0 }],
+        calls: { call_1: { google: { thought_signature: 'c2ln' } } }, extra: { google: { thought: true } },
+    };
+    assert.ok(carriesReasoning(part));
+    assert.ok(!carriesReasoning({ type: 'thinking', value: 'x' }));
+    const encrypted = encodeReasoning(part);
+    // The chat panel: Copilot gathers the pieces shown into the value, our metadata kept whole.
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('Read it first.', 'a1b2', { encrypted_content: encrypted })), part);
+    // The Agents window: an item id of its own, the summary pieces as the value.
+    assert.deepEqual(toPart(new LanguageModelThinkingPart(['Read it ', 'first.'], 'rs_byok_1', { encrypted_content: encrypted })), part);
+    // Only what is there is carried; a damaged value is not ours and is read as before.
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('Hm.', undefined, { encrypted_content: encodeReasoning({ type: 'thinking', value: '', field: 'reasoning_content' }) })), {
+        type: 'thinking', value: 'Hm.', field: 'reasoning_content',
+    });
+    assert.equal(decodeReasoning(`${REASONING_PREFIX}{not json`, 'x'), undefined);
+    assert.equal(decodeReasoning(`${REASONING_PREFIX}[1]`, 'x'), undefined);
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('x', 'rs_1', { encrypted_content: `${REASONING_PREFIX}{` })), {
+        type: 'thinking', value: '', id: 'rs_1', encrypted: `${REASONING_PREFIX}{`,
     });
 });
 

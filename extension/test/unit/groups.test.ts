@@ -54,7 +54,13 @@ void test('the manifest\'s presets: labels, default URLs, and which need a URL o
         baseUrl: 'https://api.openai.com/v1',
         local: false,
     });
-    assert.equal(presets.length, 13);
+    assert.deepEqual(byId.get('zai'), {
+        id: 'zai',
+        label: 'Z.ai GLM',
+        baseUrl: 'https://api.z.ai/api/paas/v4',
+        local: false,
+    });
+    assert.equal(presets.length, 17);
 });
 
 void test('a group is named after its API at its usual address, else after its host', () => {

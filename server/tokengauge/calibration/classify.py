@@ -1,4 +1,5 @@
-"""Classify LLM provider error bodies: context overflow, output cap, rate limit, auth, other.
+"""Classify LLM provider error bodies: context overflow, output cap, rate limit, auth, reasoning
+wanted back or refused, other.
 
 Bodies arrive in whatever shape the caller captured them: JSON, a Python repr printed by an SDK
 (possibly terminal-wrapped), an SSE ``event: error`` frame, a ``529 {...}`` dump, or a bare
@@ -136,6 +137,29 @@ _OVERFLOW_PHRASE = _rx(
     r"|context[ _](?:length|window)[ _]exceeded|prompt is too long|input (?:is )?too long",
     r"|input tokens exceeded|total length of all messages is too long",
 )
+# Reasoning a server must have back: DeepSeek "The `reasoning_content` in the thinking mode must be
+# passed back to the API" and "Missing `reasoning_content` field in the assistant message",
+# Moonshot "thinking is enabled but reasoning_content is missing in assistant tool call message",
+# Gemini "Function call is missing a thought_signature", OpenRouter "Gemini models require
+# OpenRouter reasoning details to be preserved in each request".
+_REASONING_MISSING = _rx(
+    r"(?:reasoning_content|reasoning|thinking)`? in the thinking mode must be passed back",
+    r"|missing `?(?:reasoning_content|reasoning|thought_signature)`?",
+    r"|reasoning_content`? is missing|is missing a `?thought_signature",
+    r"|reasoning details to be preserved",
+)
+# Reasoning a server will not take: DeepSeek's reasoner "Please remove the reasoning_content from
+# your message", a strict server's "Extra inputs are not permitted, field: 'messages[2].reasoning'"
+# (vLLM and pydantic servers: `extra_forbidden` with the field in `loc`), "unknown field", "is
+# not supported" naming a reasoning field.
+_REASONING_FIELD = r"\b(?:reasoning_content|reasoning_details|reasoning|extra_content)\b(?!_)"
+_REASONING_REFUSED = _rx(
+    r"remove the (?:reasoning_content|reasoning)",
+    r"|(?:extra inputs are not permitted|extra_forbidden|unknown field|unrecognized|unexpected)",
+    rf"[^\n]{{0,240}}?{_REASONING_FIELD}",
+    rf"|{_REASONING_FIELD}`?'?\s*(?:is|are)? ?",
+    r"(?:not supported|unsupported|not permitted|not allowed)",
+)
 # OpenAI "Rate limit reached ... tokens per min (TPM)", OpenRouter "rate-limited upstream".
 _RATE_TEXT = _rx(r"rate[ _-]?limit|too many requests|(?:tokens|requests) per min")
 # Anthropic "invalid x-api-key", OpenAI "Incorrect API key provided", Gemini "API key not valid".
@@ -159,6 +183,8 @@ class ErrorKind(str, enum.Enum):
     OUTPUT_LIMIT = "output_limit"  # max_tokens above the model's output cap
     RATE_LIMIT = "rate_limit"  # 429s, incl. OpenAI TPM "Request too large", OpenRouter upstream
     AUTH = "auth"  # 401/403, authentication_error, permission_error, invalid_api_key
+    REASONING_MISSING = "reasoning_missing"  # the server must have the model's reasoning back
+    REASONING_REFUSED = "reasoning_refused"  # the server takes no reasoning in the input
     OTHER = "other"  # everything else, incl. 529 overloaded and 5xx
 
 
@@ -241,11 +267,16 @@ def classify_error(status: int | None, body_text: str) -> ParsedError:
 
 
 def _classify_plain(status: int | None, markers: set[str], text: str) -> ErrorKind:
-    """Status and error type/code outrank wording; overflow wording without numbers comes last."""
+    """Status and error type/code outrank wording; a request refused for its reasoning next;
+    overflow wording without numbers comes last."""
     if status == 429 or markers & _RATE_CODES:
         return ErrorKind.RATE_LIMIT
     if status in (401, 403) or markers & _AUTH_CODES:
         return ErrorKind.AUTH
+    if status in (None, 400, 422) and _REASONING_MISSING.search(text):
+        return ErrorKind.REASONING_MISSING
+    if status in (None, 400, 422) and _REASONING_REFUSED.search(text):
+        return ErrorKind.REASONING_REFUSED
     for kind, wording in _WORDING:
         if wording.search(text):
             return kind

@@ -3,6 +3,9 @@
 A request whose calibrated estimate, with room for a useful answer, does not fit the window is
 fitted before it is sent instead of refused, rung by rung:
 
+0. `reasoning`: the longest reasoning of earlier turns that a Chat Completions server reads back
+   (DeepSeek: every tool call's, in every later request) cut head + tail to a common length, never
+   the current tool loop's, nor any that a signature goes with (`trim.reasoning_texts`);
 1. `toolResults`: the largest tool results cut head + tail to a common length (`trim`);
 2. `history`: the oldest exchanges left out, whole;
 3. `toolDocs`: the tools in a reduced form for this request (progressive, then minimal:
@@ -32,13 +35,14 @@ from tokengauge.calibration.trim import (
     apply,
     history_units,
     level,
+    reasoning_texts,
     shortest,
     tool_texts,
     turn_texts,
 )
 from tokengauge.messages import Message, Tool, ToolCallPart, to_json_text
 
-RUNGS: Final = ("toolResults", "history", "toolDocs", "output", "userMessage")
+RUNGS: Final = ("reasoning", "toolResults", "history", "toolDocs", "output", "userMessage")
 """The rungs in the order they are taken (the usage history's names)."""
 MAX_PASSES: Final = 4
 """Tries at cutting texts only as far as needed before taking them as far as they go."""
@@ -81,6 +85,8 @@ class Fitted:
     messages: list[Message]
     tools: list[Tool]
     output_floor: int
+    reasoning: int = 0
+    """Earlier reasoning cut."""
     tool_results: int = 0
     """Tool results cut."""
     dropped: int = 0
@@ -103,6 +109,8 @@ class Fitted:
     def brief(self) -> str:
         """`1 tool result, 4 messages, tool docs (minimal)`: what went, in few words."""
         parts = []
+        if self.reasoning:
+            parts.append(_plural(self.reasoning, "earlier reasoning"))
         if self.tool_results:
             parts.append(_plural(self.tool_results, "tool result"))
         if self.dropped:
@@ -119,6 +127,8 @@ class Fitted:
         """`2 tool results cut, 4 earlier messages left out, …`: what the rungs did, for a
         person."""
         parts = []
+        if self.reasoning:
+            parts.append(f"the model's reasoning of {_plural(self.reasoning, 'earlier step')} cut")
         if self.tool_results:
             parts.append(f"{_plural(self.tool_results, 'tool result')} cut in the middle")
         if self.dropped:
@@ -145,8 +155,9 @@ def climb(
     usual = tool_forms[0][1]
     if estimate(messages, usual).total <= room.target(room.floor):
         return Fitted(list(messages), usual, room.floor)
+    reasoning = reasoning_texts(messages, truncator)
     results = tool_texts(messages, truncator)
-    all_results = shortest(results)
+    all_results = shortest(reasoning) | shortest(results)
     units = history_units(messages)
     all_history = units[-1] if units else frozenset()
     least_tools = tool_forms[-1][1]
@@ -173,10 +184,16 @@ def climb(
         (d for d in [frozenset(), *units] if size(all_results | user, d, tools).total <= target),
         all_history,
     )
-    cuts = all_results
+    thoughts, cuts = shortest(reasoning), all_results
     if not dropped:
-        cuts = _fewest_cuts(results, lambda cuts: size(cuts | user, dropped, tools), target)
-    taken = _Taken(cuts, dropped, form, tools, floor, user)
+        cuts = _fewest_cuts(
+            results, lambda cuts: size(thoughts | cuts | user, dropped, tools), target
+        )
+        if not cuts:
+            thoughts = _fewest_cuts(
+                reasoning, lambda cuts: size(cuts | user, dropped, tools), target
+            )
+    taken = _Taken(thoughts, cuts, dropped, form, tools, floor, user)
     return _fitted(messages, usual, truncator, estimate, room, taken)
 
 
@@ -212,6 +229,7 @@ def _fewest_cuts(
 class _Taken:
     """How far each rung goes."""
 
+    reasoning: Cuts
     cuts: Cuts
     dropped: frozenset[int]
     form: str
@@ -230,27 +248,32 @@ def _fitted(
 ) -> Fitted:
     """The request with the rungs taken, and what each removed: the estimate after each rung in
     turn, less the one before."""
-    cut = apply(messages, truncator, taken.cuts).messages
-    kept = apply(messages, truncator, taken.cuts, taken.dropped).messages
-    sent = apply(messages, truncator, taken.cuts | taken.user, taken.dropped)
+    thought = apply(messages, truncator, taken.reasoning).messages
+    cuts = taken.reasoning | taken.cuts
+    cut = apply(messages, truncator, cuts).messages
+    kept = apply(messages, truncator, cuts, taken.dropped).messages
+    sent = apply(messages, truncator, cuts | taken.user, taken.dropped)
     totals = [
         estimate(messages, usual).total,
+        estimate(thought, usual).total,
         estimate(cut, usual).total,
         estimate(kept, usual).total,
         estimate(kept, taken.tools).total,
         estimate(sent.messages, taken.tools).total,
     ]
     removed = {
-        "toolResults": totals[0] - totals[1],
-        "history": totals[1] - totals[2],
-        "toolDocs": totals[2] - totals[3],
+        "reasoning": totals[0] - totals[1],
+        "toolResults": totals[1] - totals[2],
+        "history": totals[2] - totals[3],
+        "toolDocs": totals[3] - totals[4],
         "output": room.floor - taken.floor,
-        "userMessage": totals[3] - totals[4],
+        "userMessage": totals[4] - totals[5],
     }
     return Fitted(
         sent.messages,
         taken.tools,
         taken.floor,
+        reasoning=sum(1 for m, _ in taken.reasoning if m not in taken.dropped),
         tool_results=sent.tool_results,
         dropped=sent.dropped,
         tool_docs=None if taken.tools is usual else taken.form,

@@ -5,7 +5,10 @@ Texts are cut head + tail on token boundaries, in one pass of the real tokenizer
 `[… N tokens omitted …]`; several texts are levelled down to one common length, the longest first.
 History goes in whole exchanges (a user message and everything until the next), so tool calls stay
 with their results and what is left still starts with a user message. Never the system prompt, nor
-the turn's user message or what follows it: only cuts reach those.
+the turn's user message or what follows it: only cuts reach those. Reasoning a Chat Completions
+server reads back (`reasoning_texts`) may be cut only where it is plain text of an earlier turn:
+never what the current tool loop must have back, never what a signature or encrypted data goes
+with.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from tokengauge.counting.text import LONE_SURROGATE, encode_ordinary
-from tokengauge.messages import Message, Part, TextPart, ToolResultPart
+from tokengauge.messages import Message, Part, TextPart, ThinkingPart, ToolResultPart
 
 if TYPE_CHECKING:
     import tiktoken
@@ -120,6 +123,24 @@ def turn_texts(messages: Sequence[Message], truncator: Truncator) -> list[Text]:
     ]
 
 
+def reasoning_texts(messages: Sequence[Message], truncator: Truncator) -> list[Text]:
+    """The reasoning of earlier turns that a Chat Completions server reads back as plain text
+    (DeepSeek keeps every tool call's in every later request): what the `reasoning` rung may
+    cut."""
+    turn = _turn(messages)
+    return [
+        Text(m, (p,), len(truncator.tokens(part.value)))
+        for m, message in enumerate(messages[:turn])
+        for p, part in enumerate(message.content)
+        if isinstance(part, ThinkingPart) and _plain_reasoning(part)
+    ]
+
+
+def _plain_reasoning(part: ThinkingPart) -> bool:
+    """Reasoning sent back as text alone: nothing signed, encrypted or detailed goes with it."""
+    return part.field is not None and not (part.details or part.calls or part.extra)
+
+
 def shortest(texts: Sequence[Text]) -> Cuts:
     """Every text cut as far as it may be."""
     return {t.key: MIN_KEPT_TOKENS for t in texts if t.tokens > MIN_KEPT_TOKENS}
@@ -176,19 +197,21 @@ def apply(
     return Cut(kept, tool_results=results, dropped=len(dropped), tokens=omitted)
 
 
-def _text_at(content: Sequence[Part], path: Path) -> TextPart:
+def _text_at(content: Sequence[Part], path: Path) -> TextPart | ThinkingPart:
     part = content[path[0]]
     if len(path) == 2:
         assert isinstance(part, ToolResultPart)
         part = part.content[path[1]]
-    assert isinstance(part, TextPart)
+    assert isinstance(part, (TextPart, ThinkingPart))
     return part
 
 
 def _with_text(content: list[Part], path: Path, value: str) -> list[Part]:
     changed = list(content)
     if len(path) == 1:
-        changed[path[0]] = TextPart(value)
+        part = content[path[0]]
+        assert isinstance(part, (TextPart, ThinkingPart))
+        changed[path[0]] = attrs.evolve(part, value=value)
         return changed
     result = content[path[0]]
     assert isinstance(result, ToolResultPart)

@@ -4,16 +4,19 @@ block it leaves open), for the usage history and telemetry."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from typing import Any
 
 import attrs
 import httpx
 
 from tokengauge.activity.conversations import ANSWER_HEAD
 from tokengauge.chat.output import ChatSink
+from tokengauge.chat.reasoning import text_key
 from tokengauge.chat.recovery import Fitting
-from tokengauge.messages import TextPart, Usage
+from tokengauge.messages import TextPart, ThinkingPart, Usage
 from tokengauge.notes import ladder_note
 from tokengauge.upstream.attribution import Attribution
 from tokengauge.upstream.dialects.body import merged_headers
@@ -66,6 +69,10 @@ class Answer:
     """The answer's last two characters (a fence may be split between deltas)."""
     first_ns: int | None = None
     """When the first part of the answer came (Unix ns)."""
+    reasoning: ThinkingPart | None = None
+    """The reasoning a Chat Completions server sent with the answer, to go back with it."""
+    digest: Any = attrs.field(factory=hashlib.sha256)
+    """The SHA-256 of the answer's text so far (what an answer without calls is known by)."""
 
     def begin(self) -> None:
         """Begin the answer with what the ladder cut, once: the person must know the model did
@@ -88,16 +95,23 @@ class Answer:
         if part is not None:
             self.first_ns = self.first_ns or time.time_ns()
             self.sink.part(self.request_id, part)
+        if isinstance(part, ThinkingPart) and part.carried:
+            self.reasoning = part
         if isinstance(piece, ToolCall):
             self.calls.append(piece.call_id)
             self.called.add(piece.name)
         elif isinstance(piece, TextDelta):
             self._track_fences(piece.value)
+            self.digest.update(piece.value.encode("utf-8", "surrogatepass"))
             if self.text is not None:
                 self.text.append(piece.value)
             if len(self.head) < ANSWER_HEAD:
                 self.head += piece.value
         return part is not None
+
+    def keys(self) -> list[str]:
+        """What the answer is known by when it comes back: its tool call ids, else its text."""
+        return list(self.calls) or [text_key(self.digest)]
 
     def _track_fences(self, text: str) -> None:
         """Follow whether the answer's text leaves a code block (```) open."""

@@ -28,10 +28,17 @@ from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.chat.answer import Answer, Attempt, StreamFailed
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink, ending
+from tokengauge.chat.reasoning import (
+    REASONING_ERRORS,
+    ReasoningMemory,
+    Replays,
+    prepared,
+    replay_advice,
+)
 from tokengauge.chat.recovery import Fitting
 from tokengauge.chat.route import Route, chat_options
 from tokengauge.gauge import Gauge
-from tokengauge.messages import TextPart, Usage, unstructure
+from tokengauge.messages import Message, TextPart, Usage, unstructure
 from tokengauge.notes import cut_note, without_notes
 from tokengauge.protocol import (
     ChatParams,
@@ -75,6 +82,10 @@ class Shared:
     """Hears of every request that ended (telemetry)."""
     capture_content: bool
     """The observer hears of each request's prompt and answer too."""
+    replays: Replays
+    """Each model's reasoning rule, as set and as taught (Chat Completions servers)."""
+    memory: ReasoningMemory
+    """The reasoning each answer came with, put back where the client drops it."""
 
 
 @attrs.define
@@ -86,8 +97,12 @@ class ChatRequest:
     route: Route
     fitting: Fitting
     answer: Answer
+    asked: list[Message] = attrs.field(factory=list)
+    """The messages as asked, before the reasoning rule prepared them."""
     attribution: Attribution = NONE
     """What the request tells its gateway (`upstream.attribution`)."""
+    replayed: bool = False
+    """Sent again the other way after a 400 that named reasoning: only once."""
     conversation: str | None = None
     """The conversation the request was told before it was sent, when its session names it."""
     tries: int = 0
@@ -117,9 +132,15 @@ class ChatRequest:
         gauge.bar.tool_docs_used(model)
         api_key = params.credentials.api_key if params.credentials else None
         route = Route.to(model, options, api_key)
+        asked = params.messages
+        if route.dialect.name == "openai":
+            shared.memory.remember_request(model.id, asked)
+            rule = shared.replays.rule(model)
+            params = attrs.evolve(params, messages=prepared(asked, rule, shared.memory, model.id))
         fitting = Fitting.start(gauge, sink, shared.local, route, params)
         text: list[str] | None = [] if shared.capture_content else None
-        return cls(shared, params, route, fitting, Answer(sink, params.request_id, fitting, text))
+        answer = Answer(sink, params.request_id, fitting, text)
+        return cls(shared, params, route, fitting, answer, asked)
 
     async def run(self) -> ChatResult:
         """Stream one response; its result, or `ChatError`."""
@@ -197,6 +218,11 @@ class ChatRequest:
         if error.kind is ErrorKind.OVERFLOW:
             await self.fitting.recover(error)
             return
+        if error.kind in REASONING_ERRORS:
+            if self._replay_otherwise(error.kind):
+                return
+            todo = replay_advice(route.model, error.kind)
+            raise ChatError("reasoning", route.explain(exc, error.message, todo), route.brief(exc))
         if (
             error.kind is ErrorKind.OUTPUT_LIMIT
             and error.limit_tokens
@@ -208,6 +234,21 @@ class ChatRequest:
         ):
             raise ChatError(error.kind.value, route.explain(exc, error.message), route.brief(exc))
         await self._wait(route.brief(exc), exc.retry_after)
+
+    def _replay_otherwise(self, kind: ErrorKind) -> bool:
+        """After a 400 that named reasoning: the request fitted again, its reasoning sent back
+        the way the server asked (and kept for the model), if that is still to be tried."""
+        model, shared = self.route.model, self.shared
+        rule = None if self.replayed else shared.replays.learn(model, kind)
+        if rule is None:
+            return False
+        self.replayed = True
+        messages = prepared(self.asked, rule, shared.memory, model.id)
+        params = attrs.evolve(self.params, messages=messages)
+        fitting = Fitting.start(shared.gauge, shared.sink, shared.local, self.route, params)
+        fitting.fit()
+        self.params, self.fitting, self.answer.fitting = params, fitting, fitting
+        return True
 
     async def _recover_from_stream(self, failed: StreamFailed, attempt: Attempt) -> None:
         """After an error inside the stream: an overflow before any part is recovered from as an
@@ -292,6 +333,8 @@ class ChatRequest:
             status = gauge.bar.status()
             self.status_owed = False
             sink.status(with_trim(status, fitting.fitted) if fitting.fitted.changed else status)
+        if self.answer.reasoning is not None:  # the client may drop it before it must go back
+            self.shared.memory.remember(model.id, self.answer.keys(), self.answer.reasoning)
         if conversation is not None:  # the next request of the conversation brings it back
             sink.part(request_id, StatefulMarkerPart(marker(conversation)))
         part, result = ending(usage, prompt, attempt.usage is None, fitting.fitted, attempt.finish)

@@ -64,11 +64,13 @@ class Route:
         """`text` without the API key or another of the provider's credentials in it."""
         return redact(text, *provider_secrets(self.model.provider, self.api_key))
 
-    def explain(self, failure: UpstreamError, said: str | None = None) -> str:
-        """What went wrong and what to do, without the key."""
-        provider = self.model.provider
+    def explain(
+        self, failure: UpstreamError, said: str | None = None, todo: str | None = None
+    ) -> str:
+        """What went wrong and what to do (`todo`, where the caller knows), without the key."""
+        provider, model = self.model.provider, self.model.id
         return explain(
-            provider, self.url, failure, model=self.model.id, said=said, key=self.api_key
+            provider, self.url, failure, model=model, said=said, key=self.api_key, todo=todo
         )
 
     def brief(self, failure: UpstreamError) -> str:

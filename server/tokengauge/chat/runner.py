@@ -11,6 +11,7 @@ import httpx
 
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatSink
+from tokengauge.chat.reasoning import ReasoningMemory, Replays
 from tokengauge.chat.request import ChatRequest, Shared
 from tokengauge.gauge import Gauge
 from tokengauge.protocol import ChatParams, ChatResult
@@ -38,7 +39,17 @@ class ChatRunner:
         self.local = LocalServers(gauge, client, sink)
         sessions = Sessions(gauge.ledger)
         self._shared = Shared(
-            gauge, client, sink, retry, sleep, self.local, sessions, observer, capture_content
+            gauge,
+            client,
+            sink,
+            retry,
+            sleep,
+            self.local,
+            sessions,
+            observer,
+            capture_content,
+            Replays(gauge.ledger),
+            ReasoningMemory(),
         )
 
     async def run(self, params: ChatParams) -> ChatResult:

@@ -151,6 +151,8 @@ class RequestFeatures:
     roles: tuple[Role, ...]
     digests: tuple[str, ...]
     walk: ToolWalk
+    reasoning: int = 0
+    """Raw tokens of the reasoning the messages send back (counted in `messages`)."""
 
     @property
     def tools(self) -> int:
@@ -229,10 +231,16 @@ class RequestCounter:
 
     def message(self, message: Message, *, thinking: bool = True) -> TextCount:
         """Tokens of one message's name and parts (its structural overhead is calibration's);
-        `thinking`: its thinking parts with them."""
+        `thinking`: its thinking parts with them (a Chat Completions server's reasoning is
+        counted always: a message keeps it only where it goes back)."""
         name = self.string(message.name) if message.name else ZERO
-        parts = (p for p in message.content if thinking or not isinstance(p, ThinkingPart))
+        parts = (p for p in message.content if not _left_out(p, thinking))
         return sum((self.part(part) for part in parts), name)
+
+    def reasoning(self, message: Message, *, thinking: bool = True) -> int:
+        """Tokens of the reasoning `message` (as `message` counts it) sends back."""
+        thoughts = (p for p in message.content if isinstance(p, ThinkingPart))
+        return sum(self.part(p).total for p in thoughts if not _left_out(p, thinking))
 
     def tools(self, tools: Sequence[Tool], given: Sequence[Tool] | None = None) -> ToolWalk:
         """The JSON tokens of the tools sent and the raw counts of the strings Copilot counts for
@@ -258,11 +266,18 @@ class RequestCounter:
     ) -> RequestFeatures:
         """Raw counts of a whole request (`given`: see `tools`). As the APIs count, thinking of
         turns before the last user turn is not counted (Anthropic strips those blocks, OpenAI
-        drops those reasoning items); the current turn's is."""
+        drops those reasoning items); the current turn's is, and so is a Chat Completions
+        server's reasoning wherever it goes back (DeepSeek reads it in every later request)."""
         turn = current_turn(messages)
         return RequestFeatures(
             messages=tuple(self.message(m, thinking=i >= turn) for i, m in enumerate(messages)),
             roles=tuple(m.role for m in messages),
             digests=tuple(message_digest(m) for m in messages),
             walk=self.tools(tools, given),
+            reasoning=sum(self.reasoning(m, thinking=i >= turn) for i, m in enumerate(messages)),
         )
+
+
+def _left_out(part: Part, thinking: bool) -> bool:
+    """Whether a part is thinking the API does not read (`thinking`: the turn's is read)."""
+    return isinstance(part, ThinkingPart) and not (thinking or part.carried)

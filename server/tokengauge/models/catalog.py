@@ -26,6 +26,7 @@ from tokengauge.settings import (
     ModelSettings,
     Pricing,
     ProviderSettings,
+    ReasoningReplay,
     ServerSettings,
     ToolDocs,
     is_price,
@@ -129,6 +130,11 @@ class ModelSpec:
     """The person set `contextWindow`: it wins over what a server says it has loaded."""
     num_ctx: int | None = None
     """Ollama: the window to ask it to load the model with (settings' `numCtx`)."""
+    reasoning: str | None = None
+    """Whose rule its reasoning follows over Chat Completions (the built-in table's kind)."""
+    reasoning_replay: ReasoningReplay = "auto"
+    """Whether its reasoning goes back to a Chat Completions server (settings'
+    `reasoningReplay`)."""
 
     @property
     def encoding(self) -> str:
@@ -202,6 +208,8 @@ def resolve_model(
         tool_docs=config.tool_docs,
         window_set=window_set,
         num_ctx=config.num_ctx,
+        reasoning=known.reasoning if known else None,
+        reasoning_replay=config.reasoning_replay,
     )
 
 

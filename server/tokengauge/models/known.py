@@ -46,6 +46,9 @@ class KnownModel:
     max_output_tokens: int  # the model's output cap
     image_input: bool  # accepts images
     tool_calling: bool
+    reasoning: str | None = None
+    """Whose rule its reasoning follows over Chat Completions (`upstream.dialects.openai.
+    reasoning_rules`: deepseek, deepseek-r1, kimi, glm, minimax, gemini, qwen); None: none known."""
 
 
 NAMES: Final[dict[str, str]] = {
@@ -101,8 +104,25 @@ NAMES: Final[dict[str, str]] = {
     "gemini-2.5-flash-lite": "Gemini 2.5 Flash-Lite",
     "gemini-2.0-flash": "Gemini 2.0 Flash",
     "gemini-2.0-flash-lite": "Gemini 2.0 Flash-Lite",
+    "deepseek-v4-pro": "DeepSeek V4 Pro",
+    "deepseek-v4-flash": "DeepSeek V4 Flash",
+    "deepseek-flash": "DeepSeek Flash",
     "deepseek-chat": "DeepSeek V3",
     "deepseek-reasoner": "DeepSeek R1",
+    "kimi-k2-thinking": "Kimi K2 Thinking",
+    "kimi-k2.5": "Kimi K2.5",
+    "kimi-k2.6": "Kimi K2.6",
+    "glm-4.5": "GLM-4.5",
+    "glm-4.6": "GLM-4.6",
+    "glm-4.7": "GLM-4.7",
+    "glm-5": "GLM-5",
+    "glm-5.1": "GLM-5.1",
+    "glm-5.2": "GLM-5.2",
+    "glm-5.3": "GLM-5.3",
+    "minimax-m2": "MiniMax-M2",
+    "minimax-m2.1": "MiniMax-M2.1",
+    "minimax-m2.5": "MiniMax-M2.5",
+    "minimax-m2.7": "MiniMax-M2.7",
     "qwen3": "Qwen3",
     "qwen3-coder": "Qwen3 Coder",
     "qwen2.5": "Qwen2.5",
@@ -141,6 +161,7 @@ def _M(
     max_output_tokens: int,
     image_input: bool,
     tool_calling: bool,
+    reasoning: str | None = None,
 ) -> KnownModel:
     """One row of the table, named from `NAMES`."""
     return KnownModel(
@@ -152,6 +173,7 @@ def _M(
         max_output_tokens,
         image_input,
         tool_calling,
+        reasoning,
     )
 
 
@@ -215,25 +237,94 @@ KNOWN_MODELS: Final[tuple[KnownModel, ...]] = (
     # --- Google -------------------------------------------------------------------------------
     # ai.google.dev/gemini-api/docs/models/<id> ("Input token limit", "Output token limit") and
     # the Vertex AI model pages; the input limit is used as the window.
-    _M("gemini-3.1-pro", "gemini-3.1-pro", "google", 1_048_576, 65_536, True, True),
-    _M("gemini-3-pro", "gemini-3-pro", "google", 1_048_576, 65_536, True, True),
-    _M("gemini-3-flash", "gemini-3-flash", "google", 1_048_576, 65_536, True, True),
-    _M("gemini-2.5-pro", "gemini-2.5-pro", "google", 1_048_576, 65_536, True, True),
-    _M("gemini-2.5-flash", "gemini-2.5-flash", "google", 1_048_576, 65_536, True, True),
-    _M("gemini-2.5-flash-lite", "gemini-2.5-flash-lite", "google", 1_048_576, 65_536, True, True),
+    _M("gemini-3.1-pro", "gemini-3.1-pro", "google", 1_048_576, 65_536, True, True, "gemini"),
+    _M("gemini-3-pro", "gemini-3-pro", "google", 1_048_576, 65_536, True, True, "gemini"),
+    _M("gemini-3-flash", "gemini-3-flash", "google", 1_048_576, 65_536, True, True, "gemini"),
+    _M("gemini-2.5-pro", "gemini-2.5-pro", "google", 1_048_576, 65_536, True, True, "gemini"),
+    _M("gemini-2.5-flash", "gemini-2.5-flash", "google", 1_048_576, 65_536, True, True, "gemini"),
+    _M(
+        "gemini-2.5-flash-lite",
+        "gemini-2.5-flash-lite",
+        "google",
+        1_048_576,
+        65_536,
+        True,
+        True,
+        "gemini",
+    ),
     _M("gemini-2.0-flash", "gemini-2.0-flash", "google", 1_048_576, 8_192, True, True),
     _M("gemini-2.0-flash-lite", "gemini-2.0-flash-lite", "google", 1_048_576, 8_192, True, True),
     # --- DeepSeek -----------------------------------------------------------------------------
-    # api-docs.deepseek.com/quick_start/pricing (128K context; chat max output 8K, reasoner 64K),
-    # as recorded by LiteLLM (131,072 / 8,192 and 131,072 / 65,536).
-    _M("deepseek-chat", "deepseek-chat", "deepseek", 131_072, 8_192, False, True),
-    _M("deepseek-reasoner", "deepseek-reasoner", "deepseek", 131_072, 65_536, False, True),
+    # api-docs.deepseek.com/quick_start/pricing: V4 ("上下文长度 1M", "输出长度 最大 384K"; thinking
+    # on by default), recorded as 1,000,000 / 384,000 (the safe side of "1M" and "384K").
+    # deepseek-chat / -reasoner: the V3 / R1 figures (128K context; chat max output 8K, reasoner
+    # 64K) as recorded by LiteLLM (131,072 / 8,192 and 131,072 / 65,536); both names now stand
+    # for V4 Flash, whose window is larger: the old, smaller one is the safe side. The reasoner
+    # keeps R1's rule (reasoning sent back is a 400, its guide says); where it is V4, the server's
+    # 400 teaches otherwise.
+    _M(
+        "deepseek-v4-pro",
+        "deepseek-v4-pro",
+        "deepseek",
+        1_000_000,
+        384_000,
+        False,
+        True,
+        "deepseek",
+    ),
+    _M(
+        "deepseek-v4-flash",
+        "deepseek-v4-flash",
+        "deepseek",
+        1_000_000,
+        384_000,
+        False,
+        True,
+        "deepseek",
+    ),
+    _M("deepseek-flash", "deepseek-flash", "deepseek", 1_000_000, 384_000, False, True, "deepseek"),
+    _M("deepseek-chat", "deepseek-chat", "deepseek", 131_072, 8_192, False, True, "deepseek"),
+    _M(
+        "deepseek-reasoner",
+        "deepseek-reasoner",
+        "deepseek",
+        131_072,
+        65_536,
+        False,
+        True,
+        "deepseek-r1",
+    ),
+    # --- Moonshot Kimi ------------------------------------------------------------------------
+    # platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model (thinking models; "Set max_tokens
+    # >= 16,000"); 262,144 windows as model catalogs record them (openclaw); no output cap is
+    # published: 32,768 is recorded, the safe side.
+    _M("kimi-k2-thinking", "kimi-k2-thinking", "moonshot", 262_144, 32_768, False, True, "kimi"),
+    _M("kimi-k2.5", "kimi-k2.5", "moonshot", 262_144, 32_768, True, True, "kimi"),
+    _M("kimi-k2.6", "kimi-k2.6", "moonshot", 262_144, 32_768, True, True, "kimi"),
+    # --- Zhipu / Z.ai GLM ---------------------------------------------------------------------
+    # docs.z.ai/guides/capabilities/thinking-mode (interleaved thinking since GLM-4.5); windows as
+    # OpenRouter and the model pages list them (4.5: 131,072; 4.6-5.1: 202,752 or "200K"; 5.2 and
+    # 5.3: 1M, 5.3's output [1, 131072] by its own 400); where no output cap is published, 32,768.
+    _M("glm-4.5", "glm-4.5", "zhipu", 131_072, 32_768, False, True, "glm"),
+    _M("glm-4.6", "glm-4.6", "zhipu", 202_752, 32_768, False, True, "glm"),
+    _M("glm-4.7", "glm-4.7", "zhipu", 202_752, 32_768, False, True, "glm"),
+    _M("glm-5", "glm-5", "zhipu", 202_752, 32_768, False, True, "glm"),
+    _M("glm-5.1", "glm-5.1", "zhipu", 200_000, 128_000, False, True, "glm"),
+    _M("glm-5.2", "glm-5.2", "zhipu", 1_000_000, 131_072, False, True, "glm"),
+    _M("glm-5.3", "glm-5.3", "zhipu", 1_048_576, 131_072, False, True, "glm"),
+    # --- MiniMax ------------------------------------------------------------------------------
+    # platform.minimax.io/docs/api-reference/text-openai-api ("Context Window 204,800" for each);
+    # output 128K as TokenHub lists it.
+    _M("minimax-m2", "minimax-m2", "minimax", 204_800, 128_000, False, True, "minimax"),
+    _M("minimax-m2.1", "minimax-m2.1", "minimax", 204_800, 128_000, False, True, "minimax"),
+    _M("minimax-m2.5", "minimax-m2.5", "minimax", 204_800, 128_000, False, True, "minimax"),
+    _M("minimax-m2.7", "minimax-m2.7", "minimax", 204_800, 128_000, False, True, "minimax"),
     # --- Qwen (open weights, native context) --------------------------------------------------
     # Qwen3 model cards: config max_position_embeddings 40,960 "reserving 32,768 tokens for
     # outputs"; Qwen3-Coder: 262,144 native, "output length of 65,536 tokens"; Qwen2.5(-Coder):
     # config 32,768 (131,072 only with YaRN), "generation 8192 tokens".
-    _M("qwen3", "qwen3", "qwen", 40_960, 32_768, False, True),
-    _M("qwen3-coder", "qwen3-coder", "qwen", 262_144, 65_536, False, True),
+    _M("qwen3", "qwen3", "qwen", 40_960, 32_768, False, True, "qwen"),
+    _M("qwen3-coder", "qwen3-coder", "qwen", 262_144, 65_536, False, True, "qwen"),
     _M("qwen2.5", "qwen2.5", "qwen", 32_768, 8_192, False, True),
     _M("qwen2.5-coder", "qwen2.5-coder", "qwen", 32_768, 8_192, False, True),
     # --- Meta Llama (open weights, native context) --------------------------------------------

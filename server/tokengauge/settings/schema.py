@@ -41,6 +41,8 @@ DialectName = Literal["openai", "anthropic", "responses"]
 LogLevel = Literal["off", "error", "warning", "info", "debug", "trace"]
 ToolDocs = Literal["full", "progressive", "minimal"]
 TOOL_DOCS: Final[tuple[ToolDocs, ...]] = get_args(ToolDocs)
+ReasoningReplay = Literal["auto", "always", "never"]
+REASONING_REPLAYS: Final[tuple[ReasoningReplay, ...]] = get_args(ReasoningReplay)
 
 
 @attrs.frozen
@@ -131,6 +133,10 @@ class ModelSettings:
     num_ctx: int | None = None
     """Ollama: the window to ask Ollama to load the model with (`options.num_ctx`); None: the
     window it has loaded (nothing reloads unasked)."""
+    reasoning_replay: ReasoningReplay = "auto"
+    """Whether a Chat Completions server gets the model's reasoning back in later requests:
+    `auto` as its API wants (known for the APIs of the presets and the built-in table, else
+    learned from its errors), `always` every assistant message's, `never` none."""
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSettings, ...] = (

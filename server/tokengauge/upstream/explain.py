@@ -76,13 +76,14 @@ def explain(
     model: str | None = None,
     said: str | None = None,
     key: str | None = None,
+    todo: str | None = None,
 ) -> str:
     """What happened and what to do, for `failure` of a request to `url` of `provider` (for
-    `model`, if any; `said`: the API's own message, if any; `key`: the key sent, if any),
-    without any credential."""
+    `model`, if any; `said`: the API's own message, if any; `key`: the key sent, if any; `todo`:
+    what to do, where the caller knows better), without any credential."""
     case = _Failure(provider, url, failure, model, _cleaned(said), bool(key))
-    happened, todo = _TEXTS[kind_of(provider, url, failure, model, case.said)](case)
-    return redact(f"{happened} {todo}", *provider_secrets(provider, key))
+    happened, usual = _TEXTS[kind_of(provider, url, failure, model, case.said)](case)
+    return redact(f"{happened} {todo or usual}", *provider_secrets(provider, key))
 
 
 def brief(provider: ProviderSettings, url: str, failure: BaseException) -> str:

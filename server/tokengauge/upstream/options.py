@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import attrs
 
@@ -18,7 +18,7 @@ from tokengauge.messages import InvalidInput
 from tokengauge.settings import TOOL_DOCS, ToolDocs
 
 ToolMode = Literal["auto", "required"]
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 # VS Code's LanguageModelChatToolMode enum: Auto = 1, Required = 2.
 _TOOL_MODES: Final[dict[Any, ToolMode]] = {
@@ -49,7 +49,9 @@ _KNOWN_KEYS: Final = frozenset(key for keys in _ALIASES.values() for key in keys
 RESERVED_KEYS: Final = frozenset(
     {"model", "messages", "stream", "stream_options", "tools", "system"}
 )
-REASONING_EFFORTS: Final[tuple[ReasoningEffort, ...]] = ("minimal", "low", "medium", "high")
+REASONING_EFFORTS: Final[tuple[ReasoningEffort, ...]] = get_args(ReasoningEffort)
+"""Every effort some API takes (OpenAI's four, `none` where thinking can be turned off, and
+DeepSeek's and GLM's `max`): each is sent as its API spells it, or not at all."""
 
 
 @attrs.frozen
@@ -65,7 +67,8 @@ class ChatOptions:
     max_tokens: int | None = None
     """The output cap the caller asked for; the chat loop clamps it to what fits the window."""
     reasoning_effort: ReasoningEffort | None = None
-    """OpenAI-style reasoning effort."""
+    """The reasoning effort asked for (`upstream.dialects.openai.reasoning_rules` spells it for each
+    Chat Completions server)."""
     thinking_budget: int | None = None
     """Anthropic extended-thinking budget in tokens; 0 or None means no thinking."""
     stop: list[str] | None = None

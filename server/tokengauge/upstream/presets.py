@@ -111,6 +111,17 @@ PRESETS: Final = {
         ),
         Preset("azure-openai", "Azure OpenAI", "openai", None, "api-key", True),
         Preset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1", "bearer", True),
+        Preset(
+            "gemini",
+            "Google Gemini (OpenAI-compatible API)",
+            "openai",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "bearer",
+            True,
+        ),
+        Preset("moonshot", "Moonshot Kimi", "openai", "https://api.moonshot.ai/v1", "bearer", True),
+        Preset("zai", "Z.ai GLM", "openai", "https://api.z.ai/api/paas/v4", "bearer", True),
+        Preset("minimax", "MiniMax", "openai", "https://api.minimax.io/v1", "bearer", True),
         Preset("groq", "Groq", "openai", "https://api.groq.com/openai/v1", "bearer", True),
         Preset(
             "ollama",

@@ -18,6 +18,18 @@ from typing import Any, TypeVar
 
 from tests.harness.fake_upstream.wire import resolve
 
+REASONING_SERVERS = (
+    "deepseek",
+    "deepseek-r1",
+    "kimi",
+    "glm",
+    "minimax",
+    "openrouter",
+    "gemini",
+    "strict",
+)
+"""The reasoning models' servers the upstream can be (``reasoning.py``)."""
+
 T = TypeVar("T")
 
 LISTING_SHAPES = (
@@ -101,6 +113,9 @@ class ModelBehavior:
     cached_prompt_tokens: int = 0  # reported as cache read (Anthropic) / cached_tokens (OpenAI)
     require_api_key: str | None = None  # set: wrong/missing key gets the 401 fixture body
     listed_only: bool = False  # a model not in the listing gets the API's 404 "no such model"
+    # A reasoning model's server (``reasoning.py``): how it streams reasoning over Chat
+    # Completions and what of it it refuses; None: ``reasoning_content`` deltas, nothing refused.
+    reasoning: str | None = None
 
 
 @dataclass
@@ -219,6 +234,8 @@ class UpstreamConfig:
             raise ValueError(f"listing must be one of {LISTING_SHAPES}, not {self.listing!r}")
         if self.model.error_style not in (None, *ERROR_STYLES):
             raise ValueError(f"error_style must be one of {ERROR_STYLES}")
+        if self.model.reasoning not in (None, *REASONING_SERVERS):
+            raise ValueError(f"reasoning must be one of {REASONING_SERVERS} or None")
         if self.model.overflow not in OVERFLOWS:
             raise ValueError(f"overflow must be one of {OVERFLOWS}, not {self.model.overflow!r}")
         windows = [m.loaded_context for m in self.models] + [m.num_ctx for m in self.models]

@@ -413,12 +413,26 @@ def _pieces(
     blocks with them)."""
     if isinstance(message.get("name"), str):
         yield message["name"]
+    yield from _reasoning(message)
     yield from _content(message.get("content"), thinking=thinking)
     for call in message.get("tool_calls") or []:
         function = (call.get("function") or {}) if isinstance(call, Mapping) else {}
         yield str(function.get("name", ""))
         args = function.get("arguments", "")
         yield args if isinstance(args, str) else json.dumps(args)
+
+
+def _reasoning(message: Mapping[str, Any]) -> Iterable[str]:
+    """A Chat Completions message's reasoning, wherever it was sent back: the servers that take
+    it read it (once: OpenRouter's text and details are one reasoning)."""
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str):
+            yield message[key]
+            return
+    details = message.get("reasoning_details")
+    for item in details if isinstance(details, list) else []:
+        if isinstance(item, Mapping):
+            yield from (str(item[k]) for k in ("text", "summary", "data") if item.get(k))
 
 
 def _content(content: object, *, thinking: bool = True) -> Iterable[str | int]:

@@ -24,6 +24,7 @@ from tests.harness.fake_upstream.model import (
     requested_max_tokens,
     unauthorized_body,
 )
+from tests.harness.fake_upstream.reasoning import issue, refusal
 from tests.harness.fake_upstream.records import RecordedRequest
 from tests.harness.fake_upstream.responses import (
     as_chat,
@@ -36,6 +37,7 @@ from tests.harness.fake_upstream.sse import (
     Usage,
     anthropic_events,
     anthropic_message,
+    call_id,
     openai_events,
     openai_message,
 )
@@ -147,6 +149,11 @@ async def _model(
         body = as_chat(body)  # counted, planned and answered as the request it amounts to
     if refused is not None:
         return _json(400, _invalid(dialect, refused, rid))
+    server = behavior.reasoning if dialect == "openai" else None
+    if server is not None:
+        refused_reasoning = refusal(server, body, up.reasoning_issued)
+        if refused_reasoning is not None:
+            return _json(*refused_reasoning)
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total
     record.prompt_tools, record.prompt_messages = count.tools, count.message_tokens()
@@ -190,7 +197,9 @@ async def _model(
         if reasoning and plan.thinking and plan.tool_name:
             up.reasoning_by_call[f"call_test{record.id:06d}"] = f"rs_test{record.id:06d}"
     elif dialect == "openai":
-        events = openai_events(plan, usage, body, model, record.id)
+        events = openai_events(plan, usage, body, model, record.id, server)
+        if plan.tool_name and server is not None:
+            issue(up.reasoning_issued, server, plan, call_id(record.id), body)
     else:
         events = anthropic_events(plan, usage, model, record.id, rng)
     events = apply_event_faults(events, item.fault, dialect)
@@ -267,7 +276,7 @@ def _listing_unauthorized(
     return _json(401, unauthorized_body(dialect, presented))
 
 
-def _json(status: int, body: dict[str, Any]) -> web.Response:
+def _json(status: int, body: Any) -> web.Response:
     """A compact JSON error body, as the providers send them."""
     return web.json_response(body, status=status, dumps=_compact)
 

@@ -38,6 +38,7 @@ from tests.harness.fake_upstream.config import (
 )
 from tests.harness.fake_upstream.loading import Loads, loaded_contexts
 from tests.harness.fake_upstream.model import encoding
+from tests.harness.fake_upstream.reasoning import Issued
 from tests.harness.fake_upstream.records import MODEL_ROUTES, RecordedRequest
 
 HOST = "127.0.0.1"
@@ -51,6 +52,7 @@ class Upstream:
         self.initial_config = copy.deepcopy(self.config)
         self.requests: list[RecordedRequest] = []
         self.reasoning_by_call: dict[str, str] = {}  # Responses call id → its reasoning item's id
+        self.reasoning_issued: Issued = {}  # Chat Completions call id → what must come back
         self.loads: Loads = {}  # models a request (re)loaded → their context (loading.py)
         self._queue = [copy.deepcopy(item) for item in self.config.script]
         self._port = port

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.harness.fake_upstream.model import ReplyPlan, fragments, pieces_of
+from tests.harness.fake_upstream.reasoning import reasoning_deltas, signature_for_call
 from tests.harness.fake_upstream.thinking import signature_of
 
 CREATED = 1747148049
@@ -56,9 +57,15 @@ def openai_usage(usage: Usage) -> dict[str, Any]:
 
 
 def openai_events(
-    plan: ReplyPlan, usage: Usage, body: Mapping[str, Any], model: str, serial: int
+    plan: ReplyPlan,
+    usage: Usage,
+    body: Mapping[str, Any],
+    model: str,
+    serial: int,
+    server: str | None = None,
 ) -> list[bytes]:
-    """The SSE events of an OpenAI Chat Completions stream."""
+    """The SSE events of an OpenAI Chat Completions stream; `server`, a reasoning model's server
+    (``reasoning.py``), says how its reasoning streams."""
     options = body.get("stream_options")
     include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
     base: dict[str, Any] = {
@@ -78,15 +85,15 @@ def openai_events(
         return f"data: {_dump(data)}\n\n".encode()
 
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
-    if plan.thinking:
-        events += [
-            chunk({"content": None, "reasoning_content": p}) for p in pieces_of(plan.thinking)
-        ]
+    events += [chunk(delta) for delta in reasoning_deltas(server, plan, body)]
     if plan.text:
         events += [chunk({"content": piece}) for piece in pieces_of(plan.text)]
     if plan.tool_name:
-        call = {"index": 0, "id": f"call_test{serial:06d}", "type": "function"}
+        call: dict[str, Any] = {"index": 0, "id": call_id(serial), "type": "function"}
         call["function"] = {"name": plan.tool_name, "arguments": ""}
+        if server == "gemini":
+            signature = signature_for_call(call_id(serial))
+            call["extra_content"] = {"google": {"thought_signature": signature}}
         events.append(chunk({"tool_calls": [call]}))
         for fragment in fragments(plan.tool_arguments):
             events.append(
@@ -99,6 +106,11 @@ def openai_events(
         events.append(f"data: {_dump(final)}\n\n".encode())
     events.append(b"data: [DONE]\n\n")
     return events
+
+
+def call_id(serial: int) -> str:
+    """The id of the tool call of the upstream's answer `serial`."""
+    return f"call_test{serial:06d}"
 
 
 def anthropic_usage(usage: Usage) -> dict[str, int]:

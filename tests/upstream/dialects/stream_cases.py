@@ -62,6 +62,74 @@ GROK_TEXT = (
     "JARVIS from Iron Man. My goal is to help you understand the universe "
     "(and maybe crack a few jokes along the way). What's on your mind?"
 )
+# The reasoning captures' texts, their `reasoning_content` and `content` fields joined.
+DEEPSEEK_TOOL_THINKING = (
+    "The user is asking for the weather in San Francisco. I need to use the weather t"
+    "ool to get this information. Let me invoke the weather tool with the location pa"
+    'rameter set to "San Francisco".'
+)
+SGLANG_THINKING = (
+    "The user wants weather in Paris and Tokyo. The instructions say to call the tool"
+    " once per city, and these are independent calls, so I should make them in the sa"
+    "me block."
+)
+O3_TEXT = (
+    "I’m ChatGPT, a large-language-model assistant created by OpenAI. I generate text"
+    " responses and can help answer questions, explain concepts, brainstorm ideas, dr"
+    "aft or edit writing, and more. While I strive to be accurate and helpful, I don’"
+    "t have personal feelings or consciousness, and my knowledge is limited to the in"
+    "formation I was trained on (most of it up to late 2023). If there’s something sp"
+    "ecific you’d like help with, just let me know!"
+)
+MINIMAX_SPLIT_TEXT = (
+    "**Proof.**\n\nOdd numbers: $2a + 1$ and $2b + 1$ for integers $a, b$.\n\nAdd:\n\n$$(2a"
+    " + 1) + (2b + 1) = 2a + 2b + 2 = 2(a + b + 1)$$\n\nResult divisible by 2. Even. ∎"
+)
+MINIMAX_SPLIT_THINKING = (
+    "The user wants a proof that the sum of two odd numbers is even. This is a straig"
+    "htforward number theory proof. I should present it concisely in caveman style."
+)
+MINIMAX_TAGS_THINKING = (
+    "\nThe user wants a proof that the sum of two odd numbers is even. I'll keep this "
+    "straightforward and concise.\n"
+)
+MINIMAX_TAGS_TEXT = (
+    "\n\n**Proof.** An integer is odd iff it equals 2k + 1 for some integer k. An integ"
+    "er is even iff it equals 2m for some integer m.\n\nLet a and b be odd. Then a = 2h"
+    " + 1 and b = 2k + 1 for some integers h, k.\n\nAdd them:\n\n```\na + b = (2h + 1) + ("
+    "2k + 1)\n      = 2h + 2k + 2\n      = 2(h + k + 1)\n```\n\nSince h + k + 1 is an inte"
+    "ger, a + b equals 2 times an integer — by definition, it is even.\n\n∎"
+)
+GLM_THINKING = (
+    "\n1.  **Analyze the User's Request:** The user is asking a very simple, fundament"
+    'al arithmetic question: "What is 2 + 2?".\n\n2.  **Identify the Core Concept:** Th'
+    "e core concept is addition, specifically adding the integer 2 to another integer"
+    " 2.\n\n3.  **Retrieve Knowledge:**\n    *   What is 2? It's the number that comes a"
+    "fter 1.\n    *   What is addition? It's the process of combining two or more numb"
+    "ers to find their total or sum.\n    *   What is 2 + 2? The most basic representa"
+    'tion is "two plus two." I can think of two groups of two objects.\n        *   Gr'
+    "oup 1: [object, object]\n        *   Group 2: [object, object]\n        *   Combin"
+    "ed: [object, object, object, object]\n    *   Counting the combined objects: 1, 2"
+    ", 3, 4.\n    *   The result is 4.\n\n4.  **Formulate the Answer:**\n    *   The dire"
+    'ct and most accurate answer is "4".\n    *   I can add a tiny bit of context or j'
+    "ust keep it simple. For a question this basic, simplicity is best. Over-explaini"
+    "ng would be unnecessary and potentially confusing or condescending.\n    *   A co"
+    "ncise and clear answer is preferred.\n\n5.  **Check for Nuances or Trickery:**\n   "
+    ' *   Is this a trick question? "2 + 2 = 4" is a universal truth in standard arit'
+    "hmetic.\n    *   Are there other contexts (e.g., different number bases)?\n       "
+    " *   In base 10 (our standard system): 2 + 2 = 4.\n        *   In base 3, for exa"
+    'mple, "4" would be represented as "11". But the question is written in standard '
+    "notation, so the expected answer is in base 10. Unless the user specifies a diff"
+    "erent base, the default is always base 10.\n        *   In other non-standard sys"
+    'tems (like a certain Orwellian dystopia), the answer might be "5" ("2 + 2 = 5").'
+    " This is a literary reference, not a mathematical fact. It's crucial to give the"
+    " mathematically correct answer.\n    *   Is the user testing my ability to answer"
+    " simple questions? Very likely. It's a common sanity check.\n    *   Could the us"
+    "er be non-native English speaker? The question is in English, so an English answ"
+    "er is correct.\n\n6.  **Final Decision:** The most helpful and correct response is"
+    " the simple, direct answer. No extra fluff is needed.\n\n7.  **Draft the final res"
+    'ponse:** "4".'
+)
 LONG_THINKING = (
     "This is a straightforward question about pedestrian safety. I should "
     "provide clear, helpful advice about how to safely cross a street. This "
@@ -133,6 +201,8 @@ class Expected:
     text: str = ""
     thinking: str = ""
     signatures: tuple[str, ...] = ()
+    reasoning: tuple[str | None, ...] = ()
+    """The field each Chat Completions reasoning block says its reasoning came in."""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
     finish: str | None = None
@@ -185,8 +255,10 @@ CASES = [
         "openrouter-chat-stream-cached-reasoning-usage.sse",
         "openai",
         Expected(
-            # Grok's reasoning is encrypted (reasoning_details only): no thinking text.
-            shape=("text", "usage", "finish"),
+            # Grok's reasoning is encrypted (reasoning_details only): no thinking text; its
+            # details go back as they came.
+            shape=("text", "reasoning", "usage", "finish"),
+            reasoning=(None,),
             text=GROK_TEXT,
             usage=Usage(
                 total_input_tokens=687,
@@ -205,9 +277,10 @@ CASES = [
         "openai",
         Expected(
             # The capture keeps only the first few chunks of the reasoning.
-            shape=("thinking", "text", "usage", "finish"),
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
             text="Hello",
             thinking="First, the user said",
+            reasoning=("reasoning_content",),
             usage=Usage(
                 total_input_tokens=12,
                 output_tokens=1,
@@ -243,8 +316,9 @@ CASES = [
         "openai",
         Expected(
             # finish_reason "length" came before the error: it is dropped, the error stands.
-            shape=("thinking", "error", "usage"),
+            shape=("thinking", "error", "reasoning", "usage"),
             thinking="We need to respond to a greeting. The user",
+            reasoning=("reasoning",),
             usage=Usage(
                 total_input_tokens=43,
                 output_tokens=10,
@@ -260,15 +334,149 @@ CASES = [
         "deepseek-chat-stream-reasoning-usage.sse",
         "openai",
         Expected(
-            shape=("thinking", "text", "usage", "finish"),
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
             text=DEEPSEEK_TEXT,
             thinking=DEEPSEEK_THINKING,
+            reasoning=("reasoning_content",),
             usage=Usage(
                 total_input_tokens=6, output_tokens=212, input_tokens=6, reasoning_tokens=198
             ),
             finish="stop",
         ),
         id="deepseek-reasoning",
+    ),
+    pytest.param(
+        "deepseek-reasoner-stream-reasoning-toolcall.sse",
+        "openai",
+        Expected(
+            # Thinking, then the call: the reasoning a later request must send back with it.
+            shape=("thinking", "tool", "reasoning", "usage", "finish"),
+            thinking=DEEPSEEK_TOOL_THINKING,
+            tool_calls=(
+                ToolCall(
+                    "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", "weather", {"location": "San Francisco"}
+                ),
+            ),
+            usage=Usage(
+                total_input_tokens=339,
+                output_tokens=83,
+                input_tokens=339,
+                cache_read_tokens=320,
+                reasoning_tokens=39,
+            ),
+            finish="tool_calls",
+            reasoning=("reasoning_content",),
+        ),
+        id="deepseek-reasoning-toolcall",
+    ),
+    pytest.param(
+        "sglang-deepseek-v4-stream-reasoning-parallel-toolcalls.sse",
+        "openai",
+        Expected(
+            # DeepSeek V4 Flash on SGLang: reasoning, a sentence, two calls; no usage asked for.
+            shape=("thinking", "text", "tool", "reasoning", "finish"),
+            text="I'll get the weather for both cities.\n\n",
+            thinking=SGLANG_THINKING,
+            tool_calls=(
+                ToolCall("call_361011ce08d84cc6971c6d8a", "get_weather", {"city": "Paris"}),
+                ToolCall("call_3aaf5236eecc4614aba70f6b", "get_weather", {"city": "Tokyo"}),
+            ),
+            finish="tool_calls",
+            reasoning=("reasoning_content",),
+        ),
+        id="deepseek-v4-sglang-parallel-toolcalls",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-claude-reasoning-signature.sse",
+        "openai",
+        Expected(
+            # Claude through OpenRouter: `reasoning` and `reasoning_details` carry the same text
+            # (shown once); the details, signed, go back.
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
+            text="2 + 2 = 4",
+            thinking="This is a simple arithmetic question. 2+2 equals 4.",
+            usage=Usage(
+                total_input_tokens=43,
+                output_tokens=36,
+                input_tokens=43,
+                reasoning_tokens=13,
+                cost_usd=0.000669,
+            ),
+            finish="stop",
+            reasoning=("reasoning",),
+        ),
+        id="openrouter-claude-reasoning-signature",
+    ),
+    pytest.param(
+        "openrouter-chat-stream-o3-reasoning-encrypted.sse",
+        "openai",
+        Expected(
+            # o3's reasoning is encrypted: nothing to show, its details to send back.
+            shape=("text", "reasoning", "usage", "finish"),
+            text=O3_TEXT,
+            usage=Usage(total_input_tokens=9, output_tokens=104, input_tokens=9, cost_usd=0.00085),
+            finish="stop",
+            reasoning=(None,),
+        ),
+        id="openrouter-o3-reasoning-encrypted",
+    ),
+    pytest.param(
+        "minimax-chat-stream-reasoning-split.sse",
+        "openai",
+        Expected(
+            # `reasoning_split`: the reasoning beside the content, in both fields; the capture
+            # kept no [DONE].
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
+            text=MINIMAX_SPLIT_TEXT,
+            thinking=MINIMAX_SPLIT_THINKING,
+            usage=Usage(
+                total_input_tokens=769,
+                output_tokens=116,
+                input_tokens=769,
+                cache_read_tokens=443,
+                reasoning_tokens=37,
+            ),
+            finish="stop",
+            reasoning=("reasoning_content",),
+            ended=False,
+        ),
+        id="minimax-reasoning-split",
+    ),
+    pytest.param(
+        "minimax-chat-stream-think-tags.sse",
+        "openai",
+        Expected(
+            # Without `reasoning_split` the reasoning opens the content in <think> tags.
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
+            text=MINIMAX_TAGS_TEXT,
+            thinking=MINIMAX_TAGS_THINKING,
+            usage=Usage(
+                total_input_tokens=767,
+                output_tokens=172,
+                input_tokens=767,
+                cache_read_tokens=443,
+                reasoning_tokens=25,
+            ),
+            finish="stop",
+            reasoning=("think",),
+            ended=False,
+        ),
+        id="minimax-think-tags",
+    ),
+    pytest.param(
+        "zai-chat-stream-glm47-reasoning.sse",
+        "openai",
+        Expected(
+            shape=("thinking", "text", "reasoning", "usage", "finish"),
+            text="4",
+            thinking=GLM_THINKING,
+            usage=Usage(
+                total_input_tokens=13, output_tokens=564, input_tokens=13, reasoning_tokens=561
+            ),
+            finish="stop",
+            reasoning=("reasoning_content",),
+        ),
+        id="glm-reasoning",
     ),
     pytest.param("openai-responses-stream-basic.sse", "openai", RESPONSES, id="responses-basic"),
     pytest.param(
@@ -445,8 +653,13 @@ KINDS: dict[type, str] = {
 def kind(event: StreamEvent) -> str:
     """An event's kind, as `Expected.shape` names it."""
     if isinstance(event, ThinkingBlock):
-        return "signature"
+        return "reasoning" if carries_reasoning(event) else "signature"
     return KINDS[type(event)]
+
+
+def carries_reasoning(block: ThinkingBlock) -> bool:
+    """Whether a block is a Chat Completions message's reasoning (what goes back as it came)."""
+    return any(v is not None for v in (block.field, block.details, block.calls, block.extra))
 
 
 def shape(events: Sequence[StreamEvent]) -> tuple[str, ...]:

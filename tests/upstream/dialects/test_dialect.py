@@ -13,6 +13,7 @@ from tests.upstream.dialects.stream_cases import (
     EXACT,
     Expected,
     assert_honest,
+    carries_reasoning,
     parse,
     read,
     shape,
@@ -46,8 +47,11 @@ def test_capture(name: str, dialect: str, expected: Expected):
     assert "".join(e.value for e in thinking) == expected.thinking
     assert all(e.value for e in thinking)
     blocks = [e for e in events if isinstance(e, ThinkingBlock)]
-    assert tuple(e.signature for e in blocks) == expected.signatures
-    # A signed block holds the whole thinking before it, as the API wants it back.
+    signed = [b for b in blocks if not carries_reasoning(b)]
+    assert tuple(e.signature for e in signed) == expected.signatures
+    assert tuple(b.field for b in blocks if carries_reasoning(b)) == expected.reasoning
+    # A signed block, or a message's reasoning, holds the whole thinking before it, as the API
+    # wants it back.
     assert all(b.thinking == expected.thinking for b in blocks if len(blocks) == 1)
     assert tuple(e for e in events if isinstance(e, ToolCall)) == expected.tool_calls
     usage = [e for e in events if isinstance(e, Usage)]
@@ -57,7 +61,13 @@ def test_capture(name: str, dialect: str, expected: Expected):
     assert tuple(e.message for e in events if isinstance(e, StreamError)) == expected.errors
     assert ended is expected.ended
     assert_honest(events)
-    assert parse_stream_file(dialect, read(name)) == events  # type: ignore[arg-type]
+    # Offline, a capture that stops before its terminal event ends with an error saying so.
+    offline = parse_stream_file(dialect, read(name))  # type: ignore[arg-type]
+    cut = not ended and not expected.errors
+    assert offline[: len(events)] == events
+    assert [e.message for e in offline[len(events) :]] == (
+        ["the stream ended before data: [DONE]: it is incomplete"] if cut else []
+    )
 
 
 @pytest.mark.parametrize(("name", "dialect", "events"), EXACT)

@@ -21,6 +21,7 @@ from tokengauge.upstream.dialects.anthropic.request import anthropic_headers, bu
 from tokengauge.upstream.dialects.anthropic.stream import AnthropicStreamParser
 from tokengauge.upstream.dialects.body import merged_headers
 from tokengauge.upstream.dialects.events import StreamError, StreamEvent, StreamParser
+from tokengauge.upstream.dialects.openai.reasoning_rules import rule_for
 from tokengauge.upstream.dialects.openai.request import (
     build_openai_body,
     max_tokens_field_for,
@@ -76,7 +77,16 @@ def _openai_body(
     max_tokens: int,
 ) -> Any:
     field = max_tokens_field_for(model.family, model.provider.base_url)
-    return build_openai_body(model.id, messages, tools, options, max_tokens, max_tokens_field=field)
+    return build_openai_body(
+        model.id,
+        messages,
+        tools,
+        options,
+        max_tokens,
+        max_tokens_field=field,
+        rule=rule_for(model),
+        family=model.family,
+    )
 
 
 def _responses_body(

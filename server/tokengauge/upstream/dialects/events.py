@@ -53,14 +53,20 @@ class ThinkingDelta:
 @attrs.frozen
 class ThinkingBlock:
     """A whole Anthropic thinking block once signed (`thinking`, `signature`), a redacted one
-    (`redacted`: its data), or an OpenAI Responses reasoning item (`item_id`, `encrypted`): what
-    the API must be sent back, unchanged, in later requests."""
+    (`redacted`: its data), an OpenAI Responses reasoning item (`item_id`, `encrypted`), or a
+    Chat Completions message's reasoning (`thinking`, the `field` it came in, its `details`, the
+    `calls`' extra content and its own): what the API must be sent back, unchanged, in later
+    requests."""
 
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
     item_id: str | None = None
     encrypted: str | None = None
+    field: str | None = None
+    details: list[Any] | None = None
+    calls: dict[str, Any] | None = None
+    extra: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -117,7 +123,15 @@ def message_part(event: StreamEvent) -> TextPart | ThinkingPart | ToolCallPart |
         return ThinkingPart(event.value)
     if isinstance(event, ThinkingBlock):
         return ThinkingPart(
-            event.thinking, event.signature, event.redacted, event.item_id, event.encrypted
+            event.thinking,
+            event.signature,
+            event.redacted,
+            event.item_id,
+            event.encrypted,
+            event.field,
+            event.details,
+            event.calls,
+            event.extra,
         )
     if isinstance(event, ToolCall):
         return ToolCallPart(event.call_id, event.name, event.input)

@@ -101,8 +101,8 @@ from tokengauge.upstream.options import ChatOptions, parse_model_options
         ),
         pytest.param(
             [assistant(ThinkingPart("hmm"), TextPart("Done."))],
-            [{"role": "assistant", "content": "Done."}],
-            id="thinking-dropped",
+            [{"role": "assistant", "content": "Done.", "reasoning_content": "hmm"}],
+            id="thinking-in-the-usual-field",
         ),
         pytest.param([assistant(ThinkingPart("hmm"))], [], id="thinking-only-assistant-dropped"),
         pytest.param(

@@ -18,6 +18,7 @@ from tokengauge.upstream.dialects.events import (
     Finish,
     StreamError,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolCall,
 )
@@ -272,7 +273,12 @@ def test_openai_reasoning_refusal_and_other_choices():
         }
     )
     events = feed_all(OpenAIStreamParser(), [two_choices, chunk({"refusal": "No."}), "[DONE]"])
-    assert events == [ThinkingDelta("think"), TextDelta("say"), TextDelta("No.")]
+    assert events == [
+        ThinkingDelta("think"),
+        TextDelta("say"),
+        TextDelta("No."),
+        ThinkingBlock("think", field="reasoning"),
+    ]
 
 
 def test_openai_error_event_and_unknown_events(caplog: pytest.LogCaptureFixture):

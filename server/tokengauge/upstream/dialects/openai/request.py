@@ -8,8 +8,9 @@ Conversion rules, for every OpenAI-compatible server:
   Tool messages must directly follow the assistant's `tool_calls`, so in every run of user/tool
   messages the tool messages move to the front;
 - assistant text and tool calls become `content` (null when empty) and `tool_calls`;
-- thinking parts are dropped: Chat Completions has no standard field to replay reasoning, and
-  servers that stream `reasoning_content` (DeepSeek) reject it or ignore it in input;
+- an assistant message's thinking parts go back in the field the server streamed them in, as they
+  came (`reasoning_replay`); which messages keep them is decided before (`chat.reasoning`), and a
+  reasoning effort is spelled as the server spells it (`reasoning_rules`);
 - unknown parts are sent as their JSON text; other data as decoded text when text-like, else a note;
   VS Code's ephemeral data parts (`cache_control`, `stateful_marker`, `usage`) are never sent.
 """
@@ -38,6 +39,12 @@ from tokengauge.upstream.dialects.body import (
     object_schema,
     openai_sampling,
     part_text,
+)
+from tokengauge.upstream.dialects.openai.reasoning_replay import replay
+from tokengauge.upstream.dialects.openai.reasoning_rules import (
+    UNKNOWN_SERVER,
+    ReasoningRule,
+    effort_fields,
 )
 from tokengauge.upstream.options import ChatOptions
 
@@ -87,15 +94,18 @@ def build_openai_body(
     max_tokens: int | None,
     *,
     max_tokens_field: MaxTokensField = "max_tokens",
+    rule: ReasoningRule = UNKNOWN_SERVER,
+    family: str = "",
 ) -> JsonObject:
     """The streaming Chat Completions body; usage is always requested (`include_usage`).
 
     `max_tokens` is the clamped output cap (None leaves it to the server), written under
-    `max_tokens_field` (see `max_tokens_field_for`). No credential ever goes into the body.
+    `max_tokens_field` (see `max_tokens_field_for`); `rule` is what the server wants of the
+    model's reasoning (of the `family`). No credential ever goes into the body.
     """
     body: JsonObject = {
         "model": model_id,
-        "messages": openai_messages(messages),
+        "messages": openai_messages(messages, rule),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -107,8 +117,7 @@ def build_openai_body(
             body["tool_choice"] = "required"
     if options.stop:
         body["stop"] = options.stop
-    if options.reasoning_effort is not None:
-        body["reasoning_effort"] = options.reasoning_effort
+    body.update(effort_fields(rule, family, options.reasoning_effort))
     # `thinking_budget` has no Chat Completions field; servers that take one get it via `extra`.
     body.update(openai_sampling(options))
     return body
@@ -126,7 +135,9 @@ def openai_tool(tool: Tool) -> JsonObject:
     }
 
 
-def openai_messages(messages: Sequence[Message]) -> list[JsonObject]:
+def openai_messages(
+    messages: Sequence[Message], rule: ReasoningRule = UNKNOWN_SERVER
+) -> list[JsonObject]:
     """The messages in Chat Completions shape (see the module docstring for the rules)."""
     converted: list[JsonObject] = []
     for message in messages:
@@ -134,7 +145,7 @@ def openai_messages(messages: Sequence[Message]) -> list[JsonObject]:
         if not parts:
             continue
         if message.role == "assistant":
-            converted.extend(_assistant(message, parts))
+            converted.extend(_assistant(message, parts, rule))
         elif message.role == "system":
             text = "".join(part_text(part) for part in parts)
             converted.append(_named({"role": "system", "content": text}, message))
@@ -191,20 +202,27 @@ def _user(message: Message, parts: list[Part]) -> list[JsonObject]:
     return [*tool_messages, _named(user, message)]
 
 
-def _assistant(message: Message, parts: list[Part]) -> list[JsonObject]:
+def _assistant(message: Message, parts: list[Part], rule: ReasoningRule) -> list[JsonObject]:
     texts: list[str] = []
     calls: list[JsonObject] = []
+    thinking: list[ThinkingPart] = []
     for part in parts:
         if isinstance(part, ToolCallPart):
             arguments = to_json_text({} if part.input is None else part.input)
             function = {"name": part.name, "arguments": arguments}
             calls.append({"id": part.call_id, "type": "function", "function": function})
+        elif isinstance(part, ThinkingPart):
+            thinking.append(part)
         else:
             texts.append(part_text(part))
-    text = "".join(texts)
-    if not text and not calls:
+    reasoning = replay(thinking, rule)
+    text = reasoning.content("".join(texts))
+    if not text and not calls:  # reasoning alone is no message a server takes
         return []
-    converted: JsonObject = {"role": "assistant", "content": text or None}
+    converted: JsonObject = {"role": "assistant", "content": text or None, **reasoning.fields}
+    for call in calls:
+        if call["id"] in reasoning.calls:
+            call["extra_content"] = reasoning.calls[call["id"]]
     if calls:
         converted["tool_calls"] = calls
     return [_named(converted, message)]

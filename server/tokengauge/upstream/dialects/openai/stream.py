@@ -1,8 +1,8 @@
 """OpenAI Chat Completions streams (and OpenAI-compatible ones) turned into stream events.
 
 Handles OpenAI, OpenRouter, DeepSeek and the like: `delta.content` (and `delta.refusal`) is text;
-`delta.reasoning_content` (DeepSeek) or `delta.reasoning` (OpenRouter) is thinking. Choices other
-than index 0 are ignored (we never ask for `n > 1`).
+reasoning, in whichever field the server streams it, is thinking, and is gathered to go back as it
+came (`reasoning_stream`). Choices other than index 0 are ignored (we never ask for `n > 1`).
 
 Decisions, all so that what reaches the user is complete and never looks better than it was:
 - Tool calls are gathered by `index` (parallel calls interleave) and emitted whole, in index
@@ -11,6 +11,8 @@ Decisions, all so that what reaches the user is complete and never looks better 
 - Arguments that are not JSON: if the stream ended properly they are passed on as the raw string
   (with a warning); if it was cut off (`finish()` before `[DONE]` or `finish_reason`) the call
   is dropped, since its arguments are truncated. `ended` tells the caller the stream was cut.
+- Reasoning: each piece shown as it comes; once the message ends, a `ThinkingBlock` with all of
+  it, the field it came in, its `reasoning_details` and the tool calls' `extra_content`.
 - Usage: the latest non-null `usage` object, wherever it came, is reported once at the end, with
   the cost it states (`reported_cost`: OpenRouter's `cost`, xAI's `cost_in_usd_ticks`).
 - `Finish` is held until the end and dropped if an error was reported: a stream that carried an
@@ -33,7 +35,6 @@ from tokengauge.upstream.dialects.events import (
     StreamError,
     StreamEvent,
     TextDelta,
-    ThinkingDelta,
     ToolCall,
     as_dict,
     as_int,
@@ -44,6 +45,7 @@ from tokengauge.upstream.dialects.events import (
     parse_arguments,
     reported_cost,
 )
+from tokengauge.upstream.dialects.openai.reasoning_stream import ReasoningCollector
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,8 @@ class _PendingCall:
     call_id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    extra: Any = None
+    """The call's `extra_content` (Gemini's thought signature)."""
 
 
 def usage_report(usage: dict[str, Any]) -> Usage:
@@ -89,6 +93,8 @@ class OpenAIStreamParser:
         self._ended = False
         self._closed = False
         self._told_unsupported = False
+        self._reasoning = ReasoningCollector()
+        self._call_extras: dict[str, Any] = {}
 
     @property
     def ended(self) -> bool:
@@ -143,13 +149,12 @@ class OpenAIStreamParser:
     def _choice(self, choice: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         delta = as_dict(choice.get("delta"))
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            out.append(ThinkingDelta(reasoning))
-        for key in ("content", "refusal"):
-            text = delta.get(key)
-            if isinstance(text, str) and text:
-                out.append(TextDelta(text))
+        out += self._reasoning.delta(delta)
+        content, refusal = delta.get("content"), delta.get("refusal")
+        if isinstance(content, str) and content:
+            out += self._reasoning.content(content)
+        if isinstance(refusal, str) and refusal:
+            out.append(TextDelta(refusal))
         tool_calls = delta.get("tool_calls")
         for call in tool_calls if isinstance(tool_calls, list) else []:
             if isinstance(call, dict):
@@ -184,6 +189,8 @@ class OpenAIStreamParser:
         arguments = function.get("arguments")
         if isinstance(arguments, str):
             pending.arguments.append(arguments)
+        if isinstance(delta.get("extra_content"), dict):
+            pending.extra = delta["extra_content"]
         return out
 
     def _index_for(self, call_id: str) -> int:
@@ -207,6 +214,8 @@ class OpenAIStreamParser:
         if not pending.name:
             return self._fail(StreamError(f"tool call #{index} arrived without a function name"))
         call_id = pending.call_id or f"call_{index}"
+        if pending.extra is not None:
+            self._call_extras[call_id] = pending.extra
         if lenient:
             return [ToolCall(call_id, pending.name, lenient_tool_input(arguments, pending.name))]
         ok, value = parse_arguments(arguments)
@@ -220,6 +229,7 @@ class OpenAIStreamParser:
             return []
         self._closed = True
         out = self._flush_calls(lenient=lenient)
+        out += self._reasoning.finish(self._call_extras)
         if self._usage is not None:
             out.append(usage_report(self._usage))
         if self._finish is not None and not self._failed:
