@@ -35,6 +35,9 @@ for SERVER in $SERVERS; do
     esac
     for COUNTER in $COUNTERS; do
         RUN=$WORK/$SERVER-$COUNTER && mkdir -p "$RUN"
+        # Custom Endpoint's runs keep tokengauge (which starts Copilot up) on a model of another id,
+        # so that the stand-in's requests of the model are Custom Endpoint's alone.
+        TG_MODEL=$MODEL; [ "$COUNTER" = tokengauge ] || TG_MODEL=warm-up
         CONFIG=$(printf '{"reply": {"text": "Found it.", "thinking": "%s", "scripted_calls": true}, "model": {"reasoning": "%s", "context_window": 128000, "require_api_key": "%s"}}' \
             "$THOUGHT" "$SERVER" "$KEY")
         "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$RUN/upstream.out" 2> "$RUN/upstream.err" &
@@ -54,7 +57,7 @@ for SERVER in $SERVERS; do
   "tokenGauge.pythonPath": "$VSIX_PY",
   "tokenGauge.logLevel": "debug",
   "tokenGauge.providers": [{"id": "$SERVER", "preset": "$PRESET", "baseUrl": "$URL/v1", "discover": false}],
-  "tokenGauge.models": [{"id": "$MODEL", "provider": "$SERVER", "contextWindow": 128000, "maxOutputTokens": 8192}]
+  "tokenGauge.models": [{"id": "$TG_MODEL", "provider": "$SERVER", "contextWindow": 128000, "maxOutputTokens": 8192}]
 }
 JSON
         VENDOR=$COUNTER

@@ -52,6 +52,7 @@ class RecordedRequest:
     # Set when the prompt was cut silently to the served window: {"prompt": true tokens,
     # "evaluated": what the model evaluated and the usage reports}.
     truncated: dict[str, int] | None = None
+    refused: str | None = None  # why a reasoning model's server refused it (``reasoning.py``)
     scripted: bool = False
     finished_at: float | None = None
     disconnected_at: float | None = None

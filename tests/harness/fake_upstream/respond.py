@@ -153,6 +153,7 @@ async def _model(
     if server is not None:
         refused_reasoning = refusal(server, body, up.reasoning_issued)
         if refused_reasoning is not None:
+            record.refused = json.dumps(refused_reasoning[1])
             return _json(*refused_reasoning)
     count = count_prompt(body, dialect, behavior)
     record.prompt_tokens = count.total

@@ -42,6 +42,7 @@ const assert = require('assert');
 const fs = require('fs');
 const vscode = require('vscode');
 
+const { activateCopilot, chat: driveChat, findModel, withTimeout } = require('../copilotDriver');
 const { Content } = require('./content');
 const { decompose } = require('./decompose');
 
@@ -196,19 +197,7 @@ async function addCustomEndpoint() {
     });
 }
 
-async function chat(q, mode) {
-    return vscode.commands.executeCommand('workbench.action.chat.open', {
-        query: q, mode, modelSelector: selector, blockOnResponse: true,
-    });
-}
-
-function withTimeout(promise, ms, what) {
-    let timer;
-    return Promise.race([
-        promise.finally(() => clearTimeout(timer)),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms); }),
-    ]);
-}
+const chat = (q, mode) => driveChat(selector, q, mode);
 
 /**
  * Summarizations and the main request before each: for a background compaction, the request whose
@@ -257,14 +246,6 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         // Custom Endpoint's model exists once Copilot is active and the group added: the warm-up
         // goes through tokengauge's then.
         const warmSelector = CUSTOM_ENDPOINT ? { vendor: 'tokengauge' } : selector;
-        const findModel = async (which, tries) => {
-            for (let i = 0; i < tries; i++) {
-                const found = (await vscode.lm.selectChatModels(which))[0];
-                if (found) return found;
-                await sleep(200);
-            }
-            return undefined;
-        };
         assert.ok(await findModel(warmSelector, 150), `model ${JSON.stringify(warmSelector)} not listed`);
         if (API_KEY && (TOKENGAUGE || CUSTOM_ENDPOINT)) await vscode.commands.executeCommand('tokenGauge.setApiKey', PROVIDER, API_KEY);
 
@@ -276,16 +257,8 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
             await vscode.workspace.fs.writeFile(vscode.Uri.file(file.absolute), Buffer.from(file.text, 'utf8'));
         }
 
-        // COPILOT.md step 2: chat setup runs once on a throw-away request; then Copilot activates.
-        const t0 = Date.now();
-        const warm = vscode.commands.executeCommand('workbench.action.chat.open', {
-            query: 'hello', mode: 'ask', modelSelector: warmSelector, blockOnResponse: true,
-        }).then((r) => r, (e) => e);
-        const copilot = () => vscode.extensions.getExtension('GitHub.copilot-chat');
-        while (!(copilot() && copilot().isActive) && Date.now() - t0 < 60000) await sleep(250);
-        assert.ok(copilot() && copilot().isActive, 'GitHub.copilot-chat did not activate');
-        const warmResult = await Promise.race([warm, sleep(30000).then(() => 'still running')]);
-        console.log(`warm-up: Copilot active after ${Date.now() - t0} ms; throw-away request: ` +
+        const { ms: activeMs, result: warmResult } = await activateCopilot(warmSelector);
+        console.log(`warm-up: Copilot active after ${activeMs} ms; throw-away request: ` +
             `${warmResult instanceof Error ? warmResult.message : JSON.stringify(warmResult && warmResult.errorDetails || 'answered')}`);
         if (CUSTOM_ENDPOINT) await addCustomEndpoint();
         model = await findModel(selector, 150);
