@@ -276,3 +276,28 @@ def test_tooltip_says_what_the_tool_documentation_saved() -> None:
     ) in tooltip
     full = attrs.evolve(estimate, tools_saved=0)
     assert "saved" not in render_status(Figures("Qwen3 Coder", 4_900, 28_000, 32_000), full).tooltip
+
+
+def test_the_reasoning_sent_back_is_a_row_of_the_messages_only_when_there_is_some() -> None:
+    messages = (MessageEstimate(tokens=1_000, source="estimate"),) * 2
+    counts = (TextCount(900), TextCount(5_000))
+
+    def tooltip(reasoning: int) -> list[str]:
+        features = RequestFeatures(
+            messages=counts,
+            roles=("user", "assistant"),
+            digests=("a", "b"),
+            walk=ToolWalk(tools=0, json=0),
+            reasoning=reasoning,
+        )
+        ratios = {"text": 1.25, "cjk": 1.0, "tools": 1.0, "message": 3.0, "fixed": 3.0}
+        estimate = RequestEstimate(
+            tools=0, fixed=3, messages=messages, features=features, ratios=ratios
+        )
+        figures = Figures("DeepSeek V4 Pro", 2_003, 128_000, 136_192)
+        return render_status(figures, estimate, ratios).tooltip.splitlines()
+
+    with_reasoning = tooltip(3_200)  # raw tokens, at the text's ratio in the estimate
+    row = with_reasoning.index("| of which the model's reasoning, sent back | ~4,000 |")
+    assert with_reasoning[row - 1].startswith("| messages (2, 0 counted by the API before)")
+    assert not any("reasoning" in line for line in tooltip(0))

@@ -695,6 +695,12 @@ def test_mangled_fixtures_never_raise(name: str, cut: int, junk: str) -> None:
             id="extra-forbidden-reasoning-content",
         ),
         pytest.param(
+            "Additional properties are not allowed ('reasoning_content' was unexpected) - "
+            "'messages.1'",
+            REASONING_REFUSED,
+            id="openai-json-schema",
+        ),
+        pytest.param(
             "'messages.1' : property 'reasoning_details' is unsupported",
             REASONING_REFUSED,
             id="property-unsupported",

@@ -63,3 +63,38 @@ def test_a_window_over_200k_offers_the_smaller_tier():
     assert wide.context_size.values[0] == 200_000
     assert wide.context_size.default == wide.context_size.values[1] > 200_000
     assert wide.reasoning_effort is None
+
+
+@pytest.mark.parametrize(
+    ("model_id", "preset", "efforts"),
+    [
+        pytest.param(
+            "deepseek-v4-pro", "deepseek", Choice(["none", "low", "high", "max"], "high"), id="ds"
+        ),
+        pytest.param("deepseek-reasoner", "deepseek", None, id="old-reasoner-takes-none"),
+        pytest.param("glm-5.3", "zai", Choice(["low", "high", "max"], "high"), id="glm-forced"),
+        pytest.param("kimi-k2.5", "moonshot", Choice(["none", "high"], "high"), id="kimi-switch"),
+        pytest.param(
+            "anthropic/claude-sonnet-4.5",
+            "openrouter",
+            Choice(["minimal", "low", "medium", "high"], "medium"),
+            id="openrouter-claude",
+        ),
+        pytest.param(
+            "openai/gpt-5",
+            "openrouter",
+            Choice(["minimal", "low", "medium", "high"], "medium"),
+            id="openrouter-gpt",
+        ),
+        pytest.param("meta-llama/llama-3.3-70b", "openrouter", None, id="openrouter-no-reasoning"),
+        pytest.param(
+            "gpt-5", "openai", Choice(["minimal", "low", "medium", "high"], "medium"), id="openai"
+        ),
+    ],
+)
+def test_a_chat_completions_server_offers_the_efforts_it_takes(
+    model_id: str, preset: str, efforts: Choice[str] | None
+):
+    provider = ProviderSettings(id="p", preset=preset, dialect="openai", base_url="http://h/v1")
+    offered = choices_of(model_id, provider)
+    assert (offered.reasoning_effort if offered else None) == efforts

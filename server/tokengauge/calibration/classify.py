@@ -150,12 +150,14 @@ _REASONING_MISSING = _rx(
 )
 # Reasoning a server will not take: DeepSeek's reasoner "Please remove the reasoning_content from
 # your message", a strict server's "Extra inputs are not permitted, field: 'messages[2].reasoning'"
-# (vLLM and pydantic servers: `extra_forbidden` with the field in `loc`), "unknown field", "is
-# not supported" naming a reasoning field.
+# (vLLM and pydantic servers: `extra_forbidden` with the field in `loc`), OpenAI's JSON-schema
+# "Additional properties are not allowed ('reasoning_content' was unexpected)", "unknown field",
+# "is not supported" naming a reasoning field.
 _REASONING_FIELD = r"\b(?:reasoning_content|reasoning_details|reasoning|extra_content)\b(?!_)"
 _REASONING_REFUSED = _rx(
     r"remove the (?:reasoning_content|reasoning)",
-    r"|(?:extra inputs are not permitted|extra_forbidden|unknown field|unrecognized|unexpected)",
+    r"|(?:extra inputs are not permitted|extra_forbidden|additional properties are not allowed",
+    r"|unknown field|unrecognized|unexpected)",
     rf"[^\n]{{0,240}}?{_REASONING_FIELD}",
     rf"|{_REASONING_FIELD}`?'?\s*(?:is|are)? ?",
     r"(?:not supported|unsupported|not permitted|not allowed)",

@@ -31,6 +31,8 @@ SMALL_CONTEXT: Final = 200_000
 OLLAMA_SMALLEST: Final = 4_096
 THINKING_BUDGETS: Final = (0, 4_096, 16_384, 32_768)
 OPENAI_EFFORTS: Final = ("minimal", "low", "medium", "high")
+OPENAI_KINDS: Final = (None, "openai", "openrouter")
+"""The servers where an OpenAI reasoning model takes OpenAI's efforts (`rule_for`'s kinds)."""
 _REASONING_FAMILIES: Final = re.compile(r"^(gpt-5(?!.*-chat)|o[134]\b|gpt-oss)")
 _THINKING_FAMILIES: Final = re.compile(r"^claude-(3[.-]7|(sonnet|opus|haiku)-4)")
 
@@ -68,7 +70,7 @@ def _efforts(model: ModelSpec, family: str) -> tuple[tuple[str, ...], str] | Non
     if (
         openai_family
         and dialect != "anthropic"
-        and (rule is None or rule.kind in (None, "openrouter"))
+        and (rule is None or rule.kind in OPENAI_KINDS)
     ):
         return (OPENAI_EFFORTS if family.startswith("gpt-5") else OPENAI_EFFORTS[1:]), "medium"
     if rule is None:

@@ -176,6 +176,7 @@ def test_an_effort_is_spelled_as_the_server_spells_it(
         pytest.param("deepseek/deepseek-v4-pro", "openrouter", "openrouter", "tools", id="gateway"),
         pytest.param("qwen3:8b", "ollama", "local", "loop", id="ollama"),
         pytest.param("gemini-3-flash-preview", "gemini", "gemini", "loop", id="gemini"),
+        pytest.param("gpt-4o", "openai", "openai", "none", id="openai-reads-none"),
         pytest.param("acme", None, None, "loop", id="unknown"),
     ],
 )

@@ -26,6 +26,8 @@ pages are in `tests/data/wire/SOURCES.md`):
   (Gemini's signatures and Claude's travel in them); `reasoning: {effort}`.
 - `qwen`, `local` (vLLM, SGLang, Ollama, llama.cpp, LM Studio): the chat template keeps only the
   reasoning after the last user message; vLLM and Ollama read `reasoning` alone.
+- `openai` (OpenAI's and Azure's Chat Completions): no reasoning field in or out (the Responses
+  API is where OpenAI's reasoning goes back); a message property it does not know is a 400.
 - anything else: the reasoning of the current tool loop, in the field it came in; a 400 that
   names reasoning turns that around once, and what was learned is kept (`chat.reasoning`).
 """
@@ -98,6 +100,7 @@ _RULES: Final[dict[str, ReasoningRule]] = {
     "openrouter": ReasoningRule("openrouter", "tools", field="reasoning"),
     "qwen": ReasoningRule("qwen", "loop"),
     "local": ReasoningRule("local", "loop", field="reasoning"),
+    "openai": ReasoningRule("openai", "none"),
 }
 _PRESET_KINDS: Final = {
     "deepseek": "deepseek",
@@ -108,6 +111,8 @@ _PRESET_KINDS: Final = {
 }
 """What a direct API's models are, when the table does not know the model."""
 _GATEWAY_KINDS: Final = {
+    "openai": "openai",
+    "azure-openai": "openai",
     "openrouter": "openrouter",
     "ollama": "local",
     "vllm": "local",
