@@ -2,7 +2,8 @@
 # A reasoning model's tool loop in the real Copilot Chat agent (built into code-server 1.139), through
 # the installed tokengauge VSIX, against strict stand-ins of its server (the test upstream's
 # `reasoning`: DeepSeek V4 and OpenRouter, tests/harness/fake_upstream/reasoning.py). Suite:
-# extension/test/host/reasoning (four agent turns, the first of three tool rounds). Ends with the plain
+# extension/test/host/reasoning (four agent turns per stand-in, the first of three tool rounds; one
+# VS Code for all the stand-ins of a provider). Ends with the plain
 # `N passed, N failed` line and a table of turns answered per server and provider.
 # Env: TG_PYTHON (the upstream's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3: only its bundled libraries serve),
@@ -27,26 +28,32 @@ WORK=$(mktemp -d /tmp/tg-reasoning-test.XXXXXX)
 mkdir -p "$WORK/consumer" && cp -r extension/test/consumer "$WORK/consumer/extension"
 
 passed=0; failed=0; status=0; results=()
-for SERVER in $SERVERS; do
-    case "$SERVER" in
-        deepseek) PRESET=deepseek MODEL=deepseek-v4-pro;;
-        openrouter) PRESET=openrouter MODEL=google/gemini-3-pro-preview;;
-        *) echo "unknown reasoning server $SERVER"; failed=$((failed + 1)); status=1; continue;;
-    esac
-    for COUNTER in $COUNTERS; do
-        RUN=$WORK/$SERVER-$COUNTER && mkdir -p "$RUN"
-        # Custom Endpoint's runs keep tokengauge (which starts Copilot up) on a model of another id,
-        # so that the stand-in's requests of the model are Custom Endpoint's alone.
-        TG_MODEL=$MODEL; [ "$COUNTER" = tokengauge ] || TG_MODEL=warm-up
+for COUNTER in $COUNTERS; do
+    RUN=$WORK/$COUNTER && mkdir -p "$RUN"
+    PIDS=() RUNS=() PROVIDERS=() MODELS=()
+    for SERVER in $SERVERS; do
+        case "$SERVER" in
+            deepseek) PRESET=deepseek MODEL=deepseek-v4-pro;;
+            openrouter) PRESET=openrouter MODEL=google/gemini-3-pro-preview;;
+            *) echo "unknown reasoning server $SERVER"; failed=$((failed + 1)); status=1; continue;;
+        esac
         CONFIG=$(printf '{"reply": {"text": "Found it.", "thinking": "%s", "scripted_calls": true}, "model": {"reasoning": "%s", "context_window": 128000, "require_api_key": "%s"}}' \
             "$THOUGHT" "$SERVER" "$KEY")
-        "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$RUN/upstream.out" 2> "$RUN/upstream.err" &
-        UPSTREAM_PID=$!
-        trap 'kill "$UPSTREAM_PID" 2>/dev/null || true' EXIT
-        for _ in $(seq 1 100); do [ -s "$RUN/upstream.out" ] && break; sleep 0.1; done
-        URL=$(head -n 1 "$RUN/upstream.out")
-        [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$RUN/upstream.err"; failed=$((failed + 1)); status=1; continue; }
-        cat > "$RUN/settings.json" <<JSON
+        "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$RUN/$SERVER.out" 2> "$RUN/$SERVER.err" &
+        PIDS+=($!)
+        for _ in $(seq 1 100); do [ -s "$RUN/$SERVER.out" ] && break; sleep 0.1; done
+        URL=$(head -n 1 "$RUN/$SERVER.out")
+        [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$RUN/$SERVER.err"; failed=$((failed + 1)); status=1; continue; }
+        # Custom Endpoint's runs keep tokengauge (which starts Copilot up) on a model of another id,
+        # so that the stand-in's requests of the model are Custom Endpoint's alone.
+        TG_MODEL=$MODEL; [ "$COUNTER" = tokengauge ] || TG_MODEL=warm-up-$SERVER
+        RUNS+=("{\"server\": \"$SERVER\", \"model\": \"$MODEL\", \"provider\": \"$SERVER\", \"upstream\": \"$URL\"}")
+        PROVIDERS+=("{\"id\": \"$SERVER\", \"preset\": \"$PRESET\", \"baseUrl\": \"$URL/v1\", \"discover\": false}")
+        MODELS+=("{\"id\": \"$TG_MODEL\", \"provider\": \"$SERVER\", \"contextWindow\": 128000, \"maxOutputTokens\": 8192}")
+    done
+    trap 'kill ${PIDS[*]} 2>/dev/null || true' EXIT
+    join() { local IFS=,; echo "$*"; }
+    cat > "$RUN/settings.json" <<JSON
 {
   "workbench.startupEditor": "none",
   "telemetry.telemetryLevel": "off",
@@ -56,29 +63,26 @@ for SERVER in $SERVERS; do
   "chat.byokUtilityModelDefault": "mainAgent",
   "tokenGauge.pythonPath": "$VSIX_PY",
   "tokenGauge.logLevel": "debug",
-  "tokenGauge.providers": [{"id": "$SERVER", "preset": "$PRESET", "baseUrl": "$URL/v1", "discover": false}],
-  "tokenGauge.models": [{"id": "$TG_MODEL", "provider": "$SERVER", "contextWindow": 128000, "maxOutputTokens": 8192}]
+  "tokenGauge.providers": [$(join "${PROVIDERS[@]}")],
+  "tokenGauge.models": [$(join "${MODELS[@]}")]
 }
 JSON
-        VENDOR=$COUNTER
-        ENVJSON=$(printf '{"TG_HOST_SUITE": "reasoning", "TG_UPSTREAM": "%s", "TG_REPO": "%s", "TG_REASONING_SERVER": "%s", "TG_REASONING_MODEL": "%s", "TG_REASONING_PROVIDER": "%s", "TG_REASONING_API_KEY": "%s", "TG_REASONING_THOUGHT": "%s", "TG_COPILOT_VENDOR": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-            "$URL" "$REPO" "$SERVER" "$MODEL" "$SERVER" "$KEY" "$THOUGHT" "$VENDOR")
-        echo "== reasoning suite ($COUNTER, $SERVER stand-in, model $MODEL)"
-        bash scripts/vscode-host/run-ext-tests.sh "$WORK/consumer/extension" extension/test/host/index.js "$ENVJSON" \
-            --settings "$RUN/settings.json" --install-vsix "$VSIX" --timeout 600000 2>&1 | tee "$RUN/run.log"
-        rc=${PIPESTATUS[0]}
-        kill "$UPSTREAM_PID" 2>/dev/null || true
-        line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$RUN/run.log" | tail -n 1)
-        if [ -z "$line" ]; then
-            failed=$((failed + 1))
-        else
-            passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
-            failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
-        fi
-        [ "$rc" -eq 0 ] || status=1
-        result=$(grep -o 'reasoning-result {.*}' "$RUN/run.log" | tail -n 1 | cut -d' ' -f2-)
-        [ -z "$result" ] || results+=("$result")
-    done
+    ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "reasoning", "TG_REPO": sys.argv[1], "TG_REASONING_RUNS": sys.argv[2], "TG_REASONING_API_KEY": sys.argv[3], "TG_REASONING_THOUGHT": sys.argv[4], "TG_COPILOT_VENDOR": sys.argv[5], "TG_HOST_TEST_TIMEOUT_MS": "120000"}))' \
+        "$REPO" "[$(join "${RUNS[@]}")]" "$KEY" "$THOUGHT" "$COUNTER")
+    echo "== reasoning suite ($COUNTER; stand-ins: $SERVERS)"
+    bash scripts/vscode-host/run-ext-tests.sh "$WORK/consumer/extension" extension/test/host/index.js "$ENVJSON" \
+        --settings "$RUN/settings.json" --install-vsix "$VSIX" --timeout 900000 2>&1 | tee "$RUN/run.log"
+    rc=${PIPESTATUS[0]}
+    kill "${PIDS[@]}" 2>/dev/null || true
+    line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$RUN/run.log" | tail -n 1)
+    if [ -z "$line" ]; then
+        failed=$((failed + 1))
+    else
+        passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+        failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+    fi
+    [ "$rc" -eq 0 ] || status=1
+    while IFS= read -r result; do results+=("$result"); done < <(grep -o 'reasoning-result {.*}' "$RUN/run.log" | cut -d' ' -f2-)
 done
 if [ "${#results[@]}" -gt 0 ]; then
     printf '%s\n' "${results[@]}" | node -e '

@@ -44,10 +44,10 @@ async function listed(id) {
     return found;
 }
 
-/** The test upstream's control endpoint (`TG_UPSTREAM`): GET `path`, or POST `body` to it. */
-async function control(path, body) {
+/** The test upstream's control endpoint (`upstream`, default `TG_UPSTREAM`): GET `path`, or POST `body` to it. */
+async function control(path, body, upstream = process.env.TG_UPSTREAM) {
     const assert = require('assert');
-    const response = await fetch(`${process.env.TG_UPSTREAM}/_control/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+    const response = await fetch(`${upstream}/_control/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
     assert.ok(response.ok, `upstream ${path}: ${response.status}`);
     return response.json();
 }

@@ -67,11 +67,7 @@ def _efforts(model: ModelSpec, family: str) -> tuple[tuple[str, ...], str] | Non
     dialect = model.provider.dialect
     rule = rule_for(model) if dialect == "openai" else None
     openai_family = _REASONING_FAMILIES.match(family) is not None
-    if (
-        openai_family
-        and dialect != "anthropic"
-        and (rule is None or rule.kind in OPENAI_KINDS)
-    ):
+    if openai_family and dialect != "anthropic" and (rule is None or rule.kind in OPENAI_KINDS):
         return (OPENAI_EFFORTS if family.startswith("gpt-5") else OPENAI_EFFORTS[1:]), "medium"
     if rule is None:
         return None
