@@ -12,16 +12,19 @@
 #   copilot  the real Copilot Chat in agent mode (scripts/test-copilot.sh);
 #   reasoning  the real Copilot agent's tool loop of a reasoning model, through the installed VSIX,
 #            against strict stand-ins of DeepSeek V4 and OpenRouter (scripts/test-copilot-reasoning.sh).
+#   agent-host  the Agents window's real Copilot runtimes (VS Code 1.139.1's and the CLI's) through
+#            VS Code's bridge rebuilt as a test extension, to the installed VSIX, in a loopback-only
+#            network namespace (scripts/test-agent-host.sh).
 # Prints each suite's output, then one plain `N passed, N failed` line for all of them.
 # Env: TG_PYTHON (the dev server's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3: a bare interpreter, so only bundled libs serve),
-# TG_HOST_SUITES (default "dev untrusted ui vsix copilot reasoning"), TG_HOST_TEST_GREP (only the host tests whose titles match).
+# TG_HOST_SUITES (default "dev untrusted ui vsix copilot reasoning agent-host"), TG_HOST_TEST_GREP (only the host tests whose titles match).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SUITES=${TG_HOST_SUITES:-dev untrusted ui vsix copilot reasoning}
+SUITES=${TG_HOST_SUITES:-dev untrusted ui vsix copilot reasoning agent-host}
 VERSION=$(node -p 'require("./package.json").version')
 VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
 
@@ -193,6 +196,9 @@ for suite in $SUITES; do
             rc=${PIPESTATUS[0]};;
         reasoning)
             TG_PYTHON="$PY" TG_VSIX_PYTHON="$VSIX_PY" bash scripts/test-copilot-reasoning.sh 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]};;
+        agent-host)
+            TG_PYTHON="$PY" TG_VSIX_PYTHON="$VSIX_PY" bash scripts/test-agent-host.sh 2>&1 | tee "$log"
             rc=${PIPESTATUS[0]};;
         *) echo "unknown host suite $suite" | tee "$log"; rc=1;;
     esac

@@ -436,6 +436,12 @@ export type Status = {
 
 // --- tokengauge.protocol.chat --------------------------------------------------------------------
 
+/**
+ * Which of Copilot's runtimes sent a request (ARCHITECTURE §1): its chat panel's agent, or the
+ * Agents window's runtime through VS Code's Agent Host bridge.
+ */
+export type Client = 'chat' | 'agentHost';
+
 /** `tokenGauge/chat`: one request to stream. */
 export type ChatParams = {
     requestId: string;
@@ -445,6 +451,7 @@ export type ChatParams = {
     toolMode?: unknown;
     modelOptions?: Record<string, unknown> | null;
     credentials?: Credentials | null;
+    client?: Client;
 };
 
 /** What the send path's recovery ladder did to a request to make it fit. */

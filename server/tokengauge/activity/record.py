@@ -24,6 +24,7 @@ RequestKind = Literal["turn", "helper", "summarize"]
 SUMMARIZE_MARKS: Final = (
     "Summarize the conversation history so far",  # Copilot's foreground summarization
     "must be compacted now",  # its background compaction
+    "Please create a detailed summary of the conversation so far",  # the Agents window's runtime
 )
 """Words of Copilot's instruction (in the last user message) when it asks for a summary."""
 MAIN_PROMPT_MARK: Final = "AI programming assistant"

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 
+from tokengauge.activity.conversations import request_kind
 from tokengauge.calibration.classify import ParsedError
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.request_estimate import RequestEstimate
@@ -19,10 +21,10 @@ from tokengauge.chat.output import ChatError, ChatSink
 from tokengauge.chat.route import Route, larger_window
 from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
-from tokengauge.messages import Message, Tool
+from tokengauge.messages import Message, Tool, ToolResultPart
 from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.protocol import ChatParams
+from tokengauge.protocol import AGENT_HOST, ChatParams, Client
 from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
@@ -104,7 +106,11 @@ class Fitting:
         try:
             fitted = climb(capped.messages, forms, truncator, estimate, room)
         except CannotFit as exc:
-            raise ChatError("overflow", _cannot_fit_message(model, exc, room)) from None
+            raise ChatError(
+                "overflow", _cannot_fit_message(model, exc, room, params.client)
+            ) from None
+        if params.client == AGENT_HOST and runtime_compacts(params.messages, fitted):
+            raise ChatError("overflow", _compact_first_message(model, self.estimate, window))
         if fitted.changed:
             log.warning(
                 "%s: the request would not fit its %s-token window: %s (%s tokens)",
@@ -136,7 +142,7 @@ class Fitting:
         if self.route.local is not None:
             await self.local.read(model, self.route.api_key, force=True)
         if self.resized or not (lesson.taught or lesson.max_tokens):
-            raise ChatError("overflow", overflow_message(model, error))
+            raise ChatError("overflow", overflow_message(model, error, self.params.client))
         self.resized = True
         if lesson.max_tokens is not None:
             self.max_tokens = lesson.max_tokens
@@ -150,7 +156,7 @@ class Fitting:
     def too_late(self, error: ParsedError) -> ChatError:
         """Learn from an overflow reported after a part of the answer: the `ChatError` to raise."""
         self._learn(error)
-        return ChatError("overflow", overflow_message(self.route.model, error))
+        return ChatError("overflow", overflow_message(self.route.model, error, self.params.client))
 
     def cap_output(self, limit: int) -> bool:
         """Keep `max_tokens` within the model's output cap, once: False if resized already."""
@@ -190,23 +196,65 @@ def _output_room(error: ParsedError) -> int | None:
     return room if 0 < room < error.output_tokens else None
 
 
-def overflow_message(model: ModelSpec, error: ParsedError) -> str:
-    """What a person is told of an overflow the ladder could not recover from."""
+RUNTIME_OVERFLOW: Final = "The prompt is too long"
+"""How an overflow error begins for the Agents window's runtime: it compacts the conversation and
+sends the turn again only for an error whose message contains "prompt is too long" (measured,
+ARCHITECTURE §1); any other retries the same request five times, then fails the turn."""
+
+
+EARLIER_RUNGS: Final = ("reasoning", "toolResults", "history")
+"""The rungs that take from what the runtime's compaction would summarize."""
+
+
+def runtime_compacts(messages: Sequence[Message], fitted: Fitted) -> bool:
+    """Whether the Agents window's runtime is better asked to compact than sent this request cut:
+    the ladder took from earlier rounds of a conversation with more than one user message (its
+    compaction leaves one, and its own request for a summary is one), where the runtime, told
+    "prompt is too long", summarizes them and sends the turn again. Its 1.0.85 takes no reported
+    usage above its own count, so on a skewed tokenizer this is what makes it compact."""
+    if not any(fitted.removed.get(rung) for rung in EARLIER_RUNGS):
+        return False
+    asked = [m for m in messages if m.role == "user" and not _only_results(m)]
+    return len(asked) > 1 and request_kind(messages, 0, 0) != "summarize"
+
+
+def _only_results(message: Message) -> bool:
+    return all(isinstance(part, ToolResultPart) for part in message.content)
+
+
+def _compact_first_message(model: ModelSpec, estimate: RequestEstimate, window: int) -> str:
+    return (
+        f"{RUNTIME_OVERFLOW} for {model.name}: the conversation comes to about "
+        f"{compact(estimate.total)} tokens of its {compact(window)}-token window. Token Gauge "
+        "would have to cut earlier messages to send it; the conversation is compacted and the "
+        "turn sent again instead."
+    )
+
+
+def overflow_message(model: ModelSpec, error: ParsedError, client: Client = "chat") -> str:
+    """What a person is told of an overflow the ladder could not recover from, in words the
+    client acts on."""
     if error.input_tokens is not None and error.limit_tokens is not None:
         detail = f"{error.input_tokens:,} tokens for a {error.limit_tokens:,}-token window"
     else:
         detail = f"the provider said: {error.message}"
+    if client == AGENT_HOST:
+        return (
+            f"{RUNTIME_OVERFLOW} for {model.name} ({detail}). Token Gauge has learned its real "
+            "size; the conversation is compacted to fit and the turn sent again."
+        )
     return (
         f"The conversation is too long for {model.name} ({detail}). Token Gauge has learned "
         "its real size; your next message will be summarized to fit."
     )
 
 
-def _cannot_fit_message(model: ModelSpec, exc: CannotFit, room: Room) -> str:
+def _cannot_fit_message(model: ModelSpec, exc: CannotFit, room: Room, client: Client) -> str:
     estimate = exc.estimate
     tools = "" if not estimate.tools else f" and the tools {compact(estimate.tools)}"
+    lead = f"{RUNTIME_OVERFLOW}: t" if client == AGENT_HOST else "T"
     return (
-        f"This request cannot fit {model.name}'s {compact(room.window)}-token window. Token "
+        f"{lead}his request cannot fit {model.name}'s {compact(room.window)}-token window. Token "
         "Gauge cut the tool results and your message to their beginning and end, left out every "
         "earlier message, sent the tools' shortest documentation and kept only "
         f"{compact(room.least_floor)} tokens for the answer, and it still comes to about "

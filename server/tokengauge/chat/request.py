@@ -303,7 +303,7 @@ class ChatRequest:
             conversation = self._log("answered")
             if fitting.expect_next_tools(self.answer.called):
                 sink.calibration_changed(model.id)
-            prompt = gauge.client_prompt(model, estimate.total)
+            prompt = gauge.client_prompt(model, estimate.total, self.params.client)
         elif gauge.counts.silently_cut(model, estimate, usage):
             self.usage, self.cut = usage, True
             log.warning(
@@ -317,7 +317,7 @@ class ChatRequest:
             note = cut_note(model.name, usage.total_input_tokens, size, self.answer.fence_open)
             sink.part(request_id, TextPart(note))
             conversation = self._log("answered")
-            prompt = gauge.client_prompt(model, estimate.total)  # what was really sent
+            prompt = gauge.client_prompt(model, estimate.total, self.params.client)  # as sent
         else:
             self.usage = usage
             learned = gauge.learn_usage(
@@ -325,7 +325,7 @@ class ChatRequest:
             )
             if learned.models_changed:
                 sink.models_changed()
-            prompt = learned.client_prompt
+            prompt = gauge.client_prompt(model, usage.total_input_tokens, self.params.client)
             conversation = self._log("answered")  # before the status: today's cost too
             fitting.expect_next_tools(self.answer.called)
             sink.calibration_changed(model.id)

@@ -10,6 +10,7 @@ builds one too.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +32,8 @@ from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, ModelSpec
 from tokengauge.models.offer import Offer
 from tokengauge.models.served import ServedWindows
 from tokengauge.protocol import (
+    AGENT_HOST,
+    Client,
     CountTokensResult,
     LatestRequest,
     ModelCalibration,
@@ -157,10 +160,17 @@ class Gauge:
         ollama = served_kind(model.provider) == "ollama"
         return self.windows.num_ctx(model) if ollama else None
 
-    def client_prompt(self, model: ModelSpec, tokens: int) -> int:
-        """A request's input of `tokens` true tokens in the units VS Code is told the model's
-        window in (what Copilot's compaction compares with `maxInputTokens`)."""
-        return round(tokens * self.offer.declarations.get(model).scale)
+    def client_prompt(self, model: ModelSpec, tokens: int, client: Client = "chat") -> int:
+        """A request's input of `tokens` true tokens in the units of the window the client meters
+        (what its compaction compares with `maxInputTokens`): the chat panel's agent reads the
+        declaration of now; the Agents window's runtime keeps the one its session was created
+        with, at most the largest declared, and takes a prompt count only above its own, so its
+        is scaled to that one (rounded up: it compacts at 0.80 of the true budget or before)."""
+        declarations = self.offer.declarations
+        declared = declarations.get(model)
+        if client == AGENT_HOST:
+            return math.ceil(tokens * declarations.largest(model) / max(1, declared.true_max_input))
+        return round(tokens * declared.scale)
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
         """Counts for strings and messages of the model, in input order (`Counts.count`)."""

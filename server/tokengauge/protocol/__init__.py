@@ -9,11 +9,13 @@ here.
 from __future__ import annotations
 
 from tokengauge.protocol.chat import (
+    AGENT_HOST,
     STREAM_TAGS,
     ChatParams,
     ChatPart,
     ChatPartParams,
     ChatResult,
+    Client,
     StatefulMarkerPart,
     TrimReport,
     UsagePart,
@@ -78,6 +80,7 @@ from tokengauge.protocol.providers import (
 __all__ = [
     "ACTIVITY",
     "ADD_PROVIDER",
+    "AGENT_HOST",
     "CALIBRATION",
     "CHAT",
     "CHAT_PART",
@@ -107,6 +110,7 @@ __all__ = [
     "CheckKeyParams",
     "CheckKeyResult",
     "Choice",
+    "Client",
     "CountTokensParams",
     "CountTokensResult",
     "Credentials",

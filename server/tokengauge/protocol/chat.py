@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Final, Literal, Union
 
 import attrs
 from cattrs.strategies import configure_tagged_union
@@ -20,6 +20,11 @@ from tokengauge.messages import (
 )
 from tokengauge.protocol.providers import Credentials
 
+Client = Literal["chat", "agentHost"]
+"""Which of Copilot's runtimes sent a request (ARCHITECTURE §1): its chat panel's agent, or the
+Agents window's runtime through VS Code's Agent Host bridge."""
+AGENT_HOST: Final = "agentHost"
+
 
 @attrs.frozen
 class ChatParams:
@@ -32,6 +37,7 @@ class ChatParams:
     tool_mode: Any = None
     model_options: dict[str, Any] | None = None
     credentials: Credentials | None = None
+    client: Client = "chat"
 
 
 @attrs.frozen

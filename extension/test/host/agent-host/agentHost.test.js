@@ -1,0 +1,171 @@
+// The Agents window's runtime, for real: the Copilot runtime (`@github/copilot-sdk`, no sign-in, in
+// a loopback-only network namespace) drives a model through VS Code 1.139.1's bridge, rebuilt as the
+// test extension extension/test/agent-host (bridge.js says what it models and what it cannot), to
+// tokengauge's installed VSIX (or VS Code's built-in Custom Endpoint), to a test upstream that holds
+// a true window and counts with a hidden skew. Wired by scripts/test-agent-host.sh: one session per
+// runtime (VS Code 1.139.1's own, 1.0.85; the Copilot CLI's, 1.0.102) and skew. A session is TURNS
+// turns, each the runtime's `view` of one file (scripted for the upstream's model), the last
+// ones after the history outgrew the window.
+//
+// Asserted for tokengauge (the goals of docs/BENCHMARKS.md, Step 20): every turn answers; the
+// upstream refused nothing; the runtime compacted, in the background; the send path left out no
+// message and cut at most 2% of the tokens sent; the true fill stayed at most 0.95. At the end of
+// each session one `agent-host-result {json}` line with the figures.
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const vscode = require('vscode');
+const { control } = require('../support');
+
+const env = process.env;
+// [{skew, model, provider, upstream, window}]
+const RUNS = JSON.parse(env.TG_AGENT_HOST_RUNS || '[]');
+// [{name, path}]
+const RUNTIMES = JSON.parse(env.TG_AGENT_HOST_RUNTIMES || '[]');
+const VENDOR = env.TG_AGENT_HOST_VENDOR || 'tokengauge';
+const TOKENGAUGE = VENDOR === 'tokengauge';
+const TURNS = +(env.TG_AGENT_HOST_TURNS || 14);
+const API_KEY = env.TG_AGENT_HOST_API_KEY;
+const TURN_TIMEOUT_MS = 90000;
+const FILE_LINES = 60;
+
+const gauge = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
+const bridgeExtension = () => vscode.extensions.getExtension('tokengauge-tests.tokengauge-agent-host');
+
+/** Notes of a made-up project: varied words, so that no tokenizer packs them unusually. */
+function notes(part) {
+    const words = ['parser', 'ledger', 'window', 'token', 'budget', 'summary', 'request', 'stream', 'answer',
+        'cache', 'model', 'server', 'client', 'history', 'message', 'tool', 'result', 'limit', 'count', 'skew'];
+    const lines = [];
+    let seed = part * 7919;
+    for (let i = 0; i < FILE_LINES; i++) {
+        const line = [];
+        for (let w = 0; w < 12; w++) {
+            seed = (seed * 1103515245 + 12345) % 2147483648;
+            line.push(words[seed % words.length] + (seed % 97));
+        }
+        lines.push(`${part}.${i}: ${line.join(' ')}.`);
+    }
+    return lines.join('\n') + '\n';
+}
+
+/** The turn's prompt: read one file, the `view` call scripted for the upstream's model. */
+function prompt(file, turn) {
+    const calls = [{ name: 'view', arguments: { path: file } }];
+    return `Turn ${turn}: read ${path.basename(file)} and say what it is about.\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>`;
+}
+
+/** The records the server logged since `since` (its usage report keeps the latest 100). */
+async function recordsSince(since) {
+    const report = await gauge().usage();
+    return report.history.filter((r) => r.time * 1000 >= since);
+}
+
+describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
+    this.timeout(TURNS * TURN_TIMEOUT_MS);
+    let sdk, bridge, proxy;
+    const exchanges = [];
+
+    before(async () => {
+        assert.ok(RUNS.length && RUNTIMES.length, 'TG_AGENT_HOST_RUNS and TG_AGENT_HOST_RUNTIMES must be set');
+        sdk = require(env.TG_COPILOT_SDK);
+        bridge = await bridgeExtension().activate();
+        if (TOKENGAUGE) {
+            await gauge();
+            for (const run of RUNS) await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
+        } else {
+            const copilot = vscode.extensions.getExtension('GitHub.copilot-chat');
+            await copilot.activate();
+            await vscode.commands.executeCommand('lm.addLanguageModelsProviderGroup', {
+                name: 'AgentHost', vendor: 'customendpoint', apiKey: API_KEY, apiType: 'chat-completions',
+                models: RUNTIMES.flatMap((_, r) => RUNS.map((run) => ({ id: `${run.model}-r${r}`, name: `${run.model}-r${r}`, url: `${run.upstream}/v1`, toolCalling: true,
+                    vision: false, contextWindow: run.window, maxOutputTokens: run.output }))),
+            });
+        }
+        proxy = await bridge.startBridge((e) => exchanges.push(e));
+    });
+
+    after(async () => { if (proxy) await proxy.close(); });
+
+    RUNTIMES.forEach((runtime, r) => RUNS.forEach((run) => {
+        const model = `${run.model}-r${r}`; // one per runtime: each session starts cold
+        it(`${runtime.name}, skew ${run.skew}: ${TURNS} turns of a ${run.window}-token window`, async () => {
+            const until = Date.now() + 30000;
+            let listed;
+            while (!(listed = (await bridge.listModels(VENDOR)).find((m) => m.id === model)) && Date.now() < until) {
+                await new Promise((resolve) => setTimeout(resolve, 200));
+            }
+            assert.ok(listed, `${VENDOR} model ${model} not listed`);
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tg-agent-host-'));
+            const files = [];
+            for (let t = 1; t <= TURNS; t++) {
+                files.push(path.join(dir, `part-${t}.txt`));
+                fs.writeFileSync(files.at(-1), notes(t));
+            }
+            await control('reset', {}, run.upstream);
+            const started = Date.now();
+            const firstExchange = exchanges.length;
+            const client = new sdk.CopilotClient({
+                connection: sdk.RuntimeConnection.forStdio({ path: runtime.path, env: { ...process.env, XDG_CACHE_HOME: path.join(env.TG_AGENT_HOST_CACHE || dir, 'xdg') } }),
+                useLoggedInUser: false, baseDirectory: path.join(dir, 'state'),
+            });
+            const events = [];
+            const turns = [];
+            try {
+                const session = await client.createSession({
+                    model: `${VENDOR}/${model}`, streaming: true, onPermissionRequest: sdk.approveAll,
+                    workingDirectory: dir, infiniteSessions: { enabled: true },
+                    providers: [{ name: VENDOR, type: 'openai', wireApi: 'responses', baseUrl: proxy.providerBaseUrl(VENDOR), bearerToken: `${proxy.nonce}.session` }],
+                    models: [listed],
+                });
+                session.on((e) => events.push({ type: e.type, data: e.data, turn: turns.length + 1 }));
+                for (let t = 1; t <= TURNS; t++) {
+                    const errorsBefore = events.filter((e) => e.type === 'session.error').length;
+                    let failure;
+                    try {
+                        await session.sendAndWait({ prompt: prompt(files[t - 1], t) }, TURN_TIMEOUT_MS);
+                    } catch (e) {
+                        failure = e.message;
+                    }
+                    const error = events.filter((e) => e.type === 'session.error')[errorsBefore];
+                    failure = failure || (error && JSON.stringify(error.data).slice(0, 300));
+                    turns.push({ turn: t, failure });
+                    if (failure) console.log(`${runtime.name} skew ${run.skew} turn ${t} failed: ${failure}`);
+                }
+            } finally {
+                await client.stop().catch(() => undefined);
+            }
+            const requests = (await control('requests?route=chat', undefined, run.upstream)).requests;
+            const records = TOKENGAUGE ? await recordsSince(started) : [];
+            const compactions = events.filter((e) => e.type === 'session.compaction_start');
+            const usage = events.filter((e) => e.type === 'session.usage_info').map((e) => e.data);
+            const sent = requests.filter((r) => r.status === 200).reduce((n, r) => n + (r.prompt_tokens || 0), 0);
+            const cut = records.reduce((n, r) => n + (r.trimmedTokens || 0), 0);
+            const result = {
+                vendor: VENDOR, runtime: runtime.name, skew: run.skew, window: run.window, turns: TURNS,
+                turnsOk: turns.filter((t) => !t.failure).length,
+                requests: requests.length,
+                overflows: requests.filter((r) => r.status !== 200).length,
+                compactions: compactions.map((e) => ({ turn: e.turn, trigger: e.data.trigger, at: e.data.preCompactionTokens })),
+                truncations: events.filter((e) => e.type === 'session.truncation').length,
+                bridgeErrors: exchanges.slice(firstExchange).filter((e) => e.result.error).map((e) => e.result.error.slice(0, 160)),
+                historyCut: records.filter((r) => (r.ladder || {}).history > 0).length,
+                historyTokensCut: records.reduce((n, r) => n + ((r.ladder || {}).history || 0), 0),
+                tokensCut: cut, tokensSent: sent,
+                maxFill: Math.max(0, ...requests.filter((r) => r.status === 200).map((r) => r.prompt_tokens / run.window)),
+                tokenLimit: usage.length ? usage.at(-1).tokenLimit : null,
+                failures: turns.filter((t) => t.failure).slice(0, 2),
+            };
+            console.log(`agent-host-result ${JSON.stringify(result)}`);
+            if (!TOKENGAUGE) return; // measured, not asserted
+            assert.deepStrictEqual(turns.filter((t) => t.failure), []);
+            assert.strictEqual(result.overflows, 0, 'the upstream refused requests');
+            assert.ok(compactions.length >= 1, 'the runtime never compacted');
+            assert.strictEqual(result.historyCut, 0, 'the send path left out messages');
+            assert.ok(cut <= 0.02 * sent, `the send path cut ${cut} of ${sent} tokens sent`);
+            assert.ok(result.maxFill <= 0.95, `the true fill reached ${result.maxFill}`);
+        });
+    }));
+});

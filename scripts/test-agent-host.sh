@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The Agents window's runtime, for real: the Copilot runtime through VS Code 1.139.1's bridge (the
+# test extension extension/test/agent-host) to the installed tokengauge VSIX, against the test
+# upstream, everything in one loopback-only network namespace. Suite: extension/test/host/agent-host
+# (one session per runtime and skew; ../shared/AGENT-HOST.md has how the runtime meters and
+# compacts). Runtimes: VS Code 1.139.1's own (code-server's `@github/copilot-sdk-linux-x64`, runtime
+# 1.0.85) and the Copilot CLI's (1.0.102), both from npm (scripts/vscode-host/setup.sh installs the
+# CLI and the SDK; nothing of them is committed). The upstream holds a true window of WINDOW and
+# counts `cl100k_base × skew` (messages and tools). Ends with the plain `N passed, N failed` line and
+# a table of the figures per session (docs/BENCHMARKS.md, Step 20).
+# Env: TG_PYTHON (the upstream's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
+# installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "1.0 1.45 1.8"),
+# TG_AGENT_HOST_RUNTIMES (default "vscode cli"), TG_AGENT_HOST_TURNS (default 14),
+# TG_AGENT_HOST_WINDOW (default 40000), TG_AGENT_HOST_OUTPUT (maxOutputTokens, default 4096),
+# TG_AGENT_HOST_COUNTER (tokengauge, the default, asserted; customendpoint: the same sessions through
+# VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${TG_IN_NETNS:-}" ]; then  # the runtime must reach nothing but loopback
+    if [ "$(id -u)" = 0 ]; then NS=(unshare --net); else NS=(unshare --user --map-root-user --net); fi
+    exec "${NS[@]}" env TG_IN_NETNS=1 bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+fi
+REPO=$PWD
+PY=${TG_PYTHON:-$REPO/.venv/bin/python}
+VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
+SKEWS=${TG_AGENT_HOST_SKEWS:-1.0 1.45 1.8}
+RUNTIME_NAMES=${TG_AGENT_HOST_RUNTIMES:-vscode cli}
+TURNS=${TG_AGENT_HOST_TURNS:-14}
+WINDOW=${TG_AGENT_HOST_WINDOW:-40000}
+OUTPUT=${TG_AGENT_HOST_OUTPUT:-4096}
+COUNTER=${TG_AGENT_HOST_COUNTER:-tokengauge}
+VSC_HOME=$(realpath "${VSC_HOME:-$HOME/.cache/vscode-host}")
+VERSION=$(node -p 'require("./package.json").version')
+VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
+KEY=sk-tg-agent-host-test-0123456789
+
+bash scripts/vscode-host/setup.sh > /dev/null || { echo "vscode-host setup failed"; echo "0 passed, 1 failed"; exit 1; }
+[ -f "$VSIX" ] || { echo "no $VSIX: run scripts/build-vsix.sh (scripts/setup.sh does)"; echo "0 passed, 1 failed"; exit 1; }
+RUNTIMES=()
+for name in $RUNTIME_NAMES; do
+    case "$name" in
+        vscode) RUNTIMES+=("{\"name\": \"VS Code 1.139.1 (1.0.85)\", \"path\": \"$VSC_HOME/cs/node_modules/code-server/lib/vscode/node_modules/@github/copilot-sdk-linux-x64/prebuilds/linux-x64/copilot-runtime\"}");;
+        cli) RUNTIMES+=("{\"name\": \"Copilot CLI 1.0.102\", \"path\": \"$VSC_HOME/copilot/node_modules/@github/copilot-linux-x64/copilot\"}");;
+        *) echo "unknown runtime $name"; echo "0 passed, 1 failed"; exit 1;;
+    esac
+done
+WORK=$(mktemp -d /tmp/tg-agent-host-test.XXXXXX)
+mkdir -p "$WORK/bridge" && cp -r extension/test/agent-host "$WORK/bridge/extension"
+
+PIDS=() RUNS=() PROVIDERS=() MODELS=()
+trap 'kill ${PIDS[*]} 2>/dev/null || true' EXIT
+for SKEW in $SKEWS; do
+    CONFIG=$(printf '{"reply": {"text": "Read it: notes of the project.", "scripted_calls": true}, "model": {"encoding": "cl100k_base", "scale": %s, "tool_scale": %s, "context_window": %s, "require_api_key": "%s"}}' \
+        "$SKEW" "$SKEW" "$WINDOW" "$KEY")
+    "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$WORK/up-$SKEW.out" 2> "$WORK/up-$SKEW.err" &
+    PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$WORK/up-$SKEW.out" ] && break; sleep 0.1; done
+    URL=$(head -n 1 "$WORK/up-$SKEW.out")
+    [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$WORK/up-$SKEW.err"; echo "0 passed, 1 failed"; exit 1; }
+    PROVIDER=skew-${SKEW//./-}
+    # One model per runtime, so that each session starts cold (nothing learned of its model yet).
+    for i in "${!RUNTIMES[@]}"; do
+        MODELS+=("{\"id\": \"notes-$PROVIDER-r$i\", \"provider\": \"$PROVIDER\", \"contextWindow\": $WINDOW, \"maxOutputTokens\": $OUTPUT}")
+    done
+    RUNS+=("{\"skew\": $SKEW, \"model\": \"notes-$PROVIDER\", \"provider\": \"$PROVIDER\", \"upstream\": \"$URL\", \"window\": $WINDOW, \"output\": $OUTPUT}")
+    PROVIDERS+=("{\"id\": \"$PROVIDER\", \"preset\": \"openai-compatible\", \"baseUrl\": \"$URL/v1\", \"discover\": false}")
+done
+join() { local IFS=,; echo "$*"; }
+cat > "$WORK/settings.json" <<JSON
+{
+  "workbench.startupEditor": "none",
+  "telemetry.telemetryLevel": "off",
+  "chat.allowAnonymousAccess": true,
+  "tokenGauge.pythonPath": "$VSIX_PY",
+  "tokenGauge.logLevel": "debug",
+  "tokenGauge.providers": [$(join "${PROVIDERS[@]}")],
+  "tokenGauge.models": [$(join "${MODELS[@]}")]
+}
+JSON
+ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
+    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot")
+echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
+bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
+    --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run.log"
+rc=${PIPESTATUS[0]}
+grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
+const { table } = require(process.argv[1]);
+const text = require("fs").readFileSync(0, "utf8").trim();
+const rows = text ? text.split("\n").map((line) => JSON.parse(line)) : [];
+table(["provider", "runtime", "skew", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
+    rows.map((r) => [r.vendor, r.runtime, r.skew, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
+        r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.historyCut, r.tokensCut,
+        r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
+' "$REPO/scripts/markdown-table.js"
+line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)
+echo "agent-host suite: logs in $WORK"
+echo "${line:-0 passed, 1 failed}"
+exit "$rc"
