@@ -2,7 +2,7 @@
 # The Agents window's runtime, for real: the Copilot runtime through VS Code 1.139.1's bridge (the
 # test extension extension/test/agent-host) to the installed tokengauge VSIX, against the test
 # upstream, everything in one loopback-only network namespace. Suite: extension/test/host/agent-host
-# (one session per runtime and skew; ../shared/AGENT-HOST.md has how the runtime meters and
+# (one session per runtime and skew; ARCHITECTURE §1 has how the runtime meters and
 # compacts). Runtimes: VS Code 1.139.1's own (code-server's `@github/copilot-sdk-linux-x64`, runtime
 # 1.0.85) and the Copilot CLI's (1.0.102), both from npm (scripts/vscode-host/setup.sh installs the
 # CLI and the SDK; nothing of them is committed). The upstream holds a true window of WINDOW and
