@@ -11,6 +11,7 @@
 # Env: TG_PYTHON (the upstream's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
 # installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "1.0 1.45 1.8"),
 # TG_AGENT_HOST_RUNTIMES (default "vscode cli"), TG_AGENT_HOST_TURNS (default 14),
+# TG_AGENT_HOST_PASSES (default "cold warm": each model's first session, then a second one),
 # TG_AGENT_HOST_WINDOW (default 40000), TG_AGENT_HOST_OUTPUT (maxOutputTokens, default 4096),
 # TG_AGENT_HOST_COUNTER (tokengauge, the default, asserted; customendpoint: the same sessions through
 # VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md).
@@ -26,6 +27,7 @@ VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
 SKEWS=${TG_AGENT_HOST_SKEWS:-1.0 1.45 1.8}
 RUNTIME_NAMES=${TG_AGENT_HOST_RUNTIMES:-vscode cli}
 TURNS=${TG_AGENT_HOST_TURNS:-14}
+PASSES=${TG_AGENT_HOST_PASSES:-cold warm}
 WINDOW=${TG_AGENT_HOST_WINDOW:-40000}
 OUTPUT=${TG_AGENT_HOST_OUTPUT:-4096}
 COUNTER=${TG_AGENT_HOST_COUNTER:-tokengauge}
@@ -77,8 +79,8 @@ cat > "$WORK/settings.json" <<JSON
   "tokenGauge.models": [$(join "${MODELS[@]}")]
 }
 JSON
-ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
-    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot")
+ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
+    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES")
 echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
 bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
     --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run.log"
@@ -87,8 +89,8 @@ grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
 const { table } = require(process.argv[1]);
 const text = require("fs").readFileSync(0, "utf8").trim();
 const rows = text ? text.split("\n").map((line) => JSON.parse(line)) : [];
-table(["provider", "runtime", "skew", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
-    rows.map((r) => [r.vendor, r.runtime, r.skew, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
+table(["provider", "runtime", "skew", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
+    rows.map((r) => [r.vendor, r.runtime, r.skew, r.pass, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
         r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.historyCut, r.tokensCut,
         r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
 ' "$REPO/scripts/markdown-table.js"

@@ -16,7 +16,14 @@ from pytest_lsp import LanguageClient
 from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import PartLog, chat_options, chat_params, conversation
+from tests.lsp.chat_helpers import (
+    READ_FILE,
+    PartLog,
+    chat_options,
+    chat_params,
+    conversation,
+    text_message,
+)
 
 MODEL = "gpt-4o"
 SKEW = 1.6
@@ -58,30 +65,44 @@ async def declared_max_input(client: LanguageClient) -> tuple[int, int]:
 async def test_the_runtime_is_told_the_prompt_in_the_units_its_session_meters(
     client: LanguageClient, upstream: Upstream
 ):
-    """Cold, the declaration is the true budget; the first answer teaches the skew and VS Code is
-    told a smaller `maxInputTokens`. The chat panel reads the new one, and is told the prompt in
-    it; a runtime session created before keeps the first, and is told the prompt in that one."""
+    """(Requests with tools, as the runtime's all are: a conversation's turns.) Cold, the
+    declaration is the true budget; the first answer teaches the skew and VS Code is
+    told a smaller `maxInputTokens`. A runtime session keeps the limit it was created with: its
+    conversation is told the prompt in the first declaration to its end, a new one in the new
+    declaration, and the chat panel, which reads the declaration anew, in the new one too."""
     first_declared, budget = await declared_max_input(client)
     assert first_declared == budget  # nothing learned yet
-    question = "Summarize the notes: " + "ledger window budget summary stream " * 300
+    notes = "Summarize the notes: " + "ledger window budget summary stream " * 300
+    opening = conversation(notes)
     agent = await usage_of(
-        client, chat_params(MODEL, conversation(question + " one"), client="agentHost")
+        client, chat_params(MODEL, opening, client="agentHost", tools=[READ_FILE])
     )
     declared, _ = await declared_max_input(client)
     assert declared < first_declared / (SKEW - 0.2)  # the skew was learned and declared
     true_input = upstream.model_requests[0].prompt_tokens
     assert agent["totalInputTokens"] == true_input
     assert agent["data"]["prompt_tokens"] == math.ceil(true_input * first_declared / budget)
-    chat = await usage_of(client, chat_params(MODEL, conversation(question + " two")))
-    true_chat = upstream.model_requests[1].prompt_tokens
-    assert chat["data"]["prompt_tokens"] == round(true_chat * declared / budget)
-    # The runtime's prompt stays in the largest declared: its session may have been made with it.
-    again = await usage_of(
-        client, chat_params(MODEL, conversation(question + " three"), client="agentHost")
+    # The same conversation goes on: the same session, the same limit.
+    answered = [*opening, text_message("assistant", "ok: " + notes[:40])]
+    going_on = [*answered, text_message("user", "And the next part? " + notes)]
+    later = await usage_of(
+        client, chat_params(MODEL, going_on, client="agentHost", tools=[READ_FILE])
     )
-    true_again = upstream.model_requests[2].prompt_tokens
-    assert again["data"]["prompt_tokens"] == math.ceil(true_again * first_declared / budget)
-    assert again["data"]["prompt_tokens"] > round(true_again * declared / budget)
+    true_later = upstream.model_requests[1].prompt_tokens
+    assert later["data"]["prompt_tokens"] == math.ceil(true_later * first_declared / budget)
+    # A new conversation is a new session, created with the declaration of now.
+    other = [
+        text_message("system", "You review changes."),
+        text_message("user", "Review: " + notes),
+    ]
+    new = await usage_of(client, chat_params(MODEL, other, client="agentHost", tools=[READ_FILE]))
+    true_new = upstream.model_requests[2].prompt_tokens
+    assert new["data"]["prompt_tokens"] == math.ceil(true_new * declared / budget)
+    chat = await usage_of(
+        client, chat_params(MODEL, conversation(notes + " two"), tools=[READ_FILE])
+    )
+    true_chat = upstream.model_requests[3].prompt_tokens
+    assert chat["data"]["prompt_tokens"] == round(true_chat * declared / budget)
 
 
 @pytest.mark.parametrize(("sent_by", "said"), [("agentHost", True), ("chat", False)])

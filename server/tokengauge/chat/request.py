@@ -41,6 +41,7 @@ from tokengauge.gauge import Gauge
 from tokengauge.messages import Message, TextPart, Usage, unstructure
 from tokengauge.notes import cut_note, without_notes
 from tokengauge.protocol import (
+    AGENT_HOST,
     ChatParams,
     ChatResult,
     Severity,
@@ -116,6 +117,8 @@ class ChatRequest:
     cut_size: int = 0
     """What the request cut most likely came to (`Counts.expected_size`)."""
     started_ns: int = attrs.field(factory=time.time_ns)
+    declared_then: int = 0
+    """The model's declared `maxInputTokens` when the request came (`Gauge.runtime_limit`)."""
 
     @classmethod
     def ask(cls, shared: Shared, params: ChatParams) -> ChatRequest:
@@ -140,7 +143,8 @@ class ChatRequest:
         fitting = Fitting.start(gauge, sink, shared.local, route, params)
         text: list[str] | None = [] if shared.capture_content else None
         answer = Answer(sink, params.request_id, fitting, text)
-        return cls(shared, params, route, fitting, answer, asked)
+        declared_then = gauge.offer.declarations.get(model).max_input
+        return cls(shared, params, route, fitting, answer, asked, declared_then=declared_then)
 
     async def run(self) -> ChatResult:
         """Stream one response; its result, or `ChatError`."""
@@ -303,7 +307,7 @@ class ChatRequest:
             conversation = self._log("answered")
             if fitting.expect_next_tools(self.answer.called):
                 sink.calibration_changed(model.id)
-            prompt = gauge.client_prompt(model, estimate.total, self.params.client)
+            sent = estimate.total
         elif gauge.counts.silently_cut(model, estimate, usage):
             self.usage, self.cut = usage, True
             log.warning(
@@ -317,7 +321,7 @@ class ChatRequest:
             note = cut_note(model.name, usage.total_input_tokens, size, self.answer.fence_open)
             sink.part(request_id, TextPart(note))
             conversation = self._log("answered")
-            prompt = gauge.client_prompt(model, estimate.total, self.params.client)  # as sent
+            sent = estimate.total  # what was really sent
         else:
             self.usage = usage
             learned = gauge.learn_usage(
@@ -325,7 +329,6 @@ class ChatRequest:
             )
             if learned.models_changed:
                 sink.models_changed()
-            prompt = gauge.client_prompt(model, usage.total_input_tokens, self.params.client)
             conversation = self._log("answered")  # before the status: today's cost too
             fitting.expect_next_tools(self.answer.called)
             sink.calibration_changed(model.id)
@@ -333,6 +336,11 @@ class ChatRequest:
             status = gauge.bar.status()
             self.status_owed = False
             sink.status(with_trim(status, fitting.fitted) if fitting.fitted.changed else status)
+            sent = usage.total_input_tokens
+        limit = None
+        if self.params.client == AGENT_HOST:
+            limit = gauge.runtime_limit(conversation, self.declared_then)
+        prompt = gauge.client_prompt(model, sent, limit)
         if self.answer.reasoning is not None:  # the client may drop it before it must go back
             self.shared.memory.remember(model.id, self.answer.keys(), self.answer.reasoning)
         if conversation is not None:  # the next request of the conversation brings it back

@@ -14,8 +14,10 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from typing import Final
 
 import attrs
+import cachetools
 
 from tokengauge.activity import dashboard
 from tokengauge.activity.history import History
@@ -32,8 +34,6 @@ from tokengauge.models.catalog import DiscoveredModel, ModelCatalog, ModelSpec
 from tokengauge.models.offer import Offer
 from tokengauge.models.served import ServedWindows
 from tokengauge.protocol import (
-    AGENT_HOST,
-    Client,
     CountTokensResult,
     LatestRequest,
     ModelCalibration,
@@ -49,6 +49,9 @@ from tokengauge.status import StatusBar
 from tokengauge.upstream.choices import model_choices
 from tokengauge.upstream.presets import resolve, resolve_all
 from tokengauge.upstream.served import served_kind
+
+RUNTIME_SESSIONS: Final = 1_000
+"""Conversations of the Agents window's runtime whose limit is remembered (LRU)."""
 
 
 @attrs.frozen
@@ -92,6 +95,7 @@ class Gauge:
         days = settings.usage_retention_days
         self.history = History(ledger, days, windows, self.calibration, clock)
         self.bar = StatusBar(self.offer, self.history, self.calibration)
+        self._runtime_limits: cachetools.LRUCache[str, int] = cachetools.LRUCache(RUNTIME_SESSIONS)
 
     @property
     def epoch(self) -> int:
@@ -160,17 +164,25 @@ class Gauge:
         ollama = served_kind(model.provider) == "ollama"
         return self.windows.num_ctx(model) if ollama else None
 
-    def client_prompt(self, model: ModelSpec, tokens: int, client: Client = "chat") -> int:
+    def client_prompt(self, model: ModelSpec, tokens: int, runtime_limit: int | None = None) -> int:
         """A request's input of `tokens` true tokens in the units of the window the client meters
-        (what its compaction compares with `maxInputTokens`): the chat panel's agent reads the
-        declaration of now; the Agents window's runtime keeps the one its session was created
-        with, at most the largest declared, and takes a prompt count only above its own, so its
-        is scaled to that one (rounded up: it compacts at 0.80 of the true budget or before)."""
-        declarations = self.offer.declarations
-        declared = declarations.get(model)
-        if client == AGENT_HOST:
-            return math.ceil(tokens * declarations.largest(model) / max(1, declared.true_max_input))
+        (what its compaction compares with `maxInputTokens`): the declaration of now for the chat
+        panel's agent, which reads it anew; for the Agents window's runtime, `runtime_limit`,
+        the `maxInputTokens` its session meters against (rounded up: it takes a count only
+        above its own, and compacts at 0.80 of the true budget or before)."""
+        declared = self.offer.declarations.get(model)
+        if runtime_limit is not None:
+            return math.ceil(tokens * runtime_limit / max(1, declared.true_max_input))
         return round(tokens * declared.scale)
+
+    def runtime_limit(self, conversation: str | None, declared_then: int) -> int:
+        """The `maxInputTokens` a session of the Agents window's runtime meters against: what was
+        declared when its conversation's first request came (`declared_then` of that request;
+        VS Code's bridge lists the models as declared, and a session keeps the limit it was
+        created with). Outside a conversation, `declared_then`."""
+        if conversation is None:
+            return declared_then
+        return self._runtime_limits.setdefault(conversation, declared_then)
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
         """Counts for strings and messages of the model, in input order (`Counts.count`)."""

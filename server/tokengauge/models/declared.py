@@ -165,7 +165,6 @@ class Declarations:
         self.windows = windows
         self.learning = learning
         self._declared: dict[str, Declared] = {}
-        self._largest: dict[str, int] = {}
 
     def get(self, model: ModelSpec) -> Declared:
         """What VS Code is told of the model's window: the last declaration while the true sizes
@@ -181,15 +180,7 @@ class Declarations:
             basis.window,
         ):
             current = self._declare(model, damped(None, basis))
-        self._largest[model.id] = max(self._largest.get(model.id, 0), current.max_input)
         return current
-
-    def largest(self, model: ModelSpec) -> int:
-        """The largest `maxInputTokens` declared for the model since the server started: the
-        Agents window's runtime meters each session against the one it was created with (VS Code
-        1.139.1's bridge passes it as `maxPromptTokens`), which is at most this."""
-        self.get(model)
-        return self._largest[model.id]
 
     def redeclare(self, model: ModelSpec) -> bool:
         """Move the model's declaration if calibration has taken its ideal out of the band;

@@ -27,6 +27,8 @@ const RUNTIMES = JSON.parse(env.TG_AGENT_HOST_RUNTIMES || '[]');
 const VENDOR = env.TG_AGENT_HOST_VENDOR || 'tokengauge';
 const TOKENGAUGE = VENDOR === 'tokengauge';
 const TURNS = +(env.TG_AGENT_HOST_TURNS || 14);
+// cold: the model's first session (nothing learned of it); warm: a second one, the ledger knowing it.
+const PASSES = (env.TG_AGENT_HOST_PASSES || 'cold warm').split(' ');
 const API_KEY = env.TG_AGENT_HOST_API_KEY;
 const TURN_TIMEOUT_MS = 90000;
 const FILE_LINES = 60;
@@ -89,9 +91,9 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
 
     after(async () => { if (proxy) await proxy.close(); });
 
-    RUNTIMES.forEach((runtime, r) => RUNS.forEach((run) => {
-        const model = `${run.model}-r${r}`; // one per runtime: each session starts cold
-        it(`${runtime.name}, skew ${run.skew}: ${TURNS} turns of a ${run.window}-token window`, async () => {
+    for (const pass of PASSES) RUNTIMES.forEach((runtime, r) => RUNS.forEach((run) => {
+        const model = `${run.model}-r${r}`; // one per runtime: its first session starts cold
+        it(`${runtime.name}, skew ${run.skew}, ${pass}: ${TURNS} turns of a ${run.window}-token window`, async () => {
             const until = Date.now() + 30000;
             let listed;
             while (!(listed = (await bridge.listModels(VENDOR)).find((m) => m.id === model)) && Date.now() < until) {
@@ -144,7 +146,7 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
             const sent = requests.filter((r) => r.status === 200).reduce((n, r) => n + (r.prompt_tokens || 0), 0);
             const cut = records.reduce((n, r) => n + (r.trimmedTokens || 0), 0);
             const result = {
-                vendor: VENDOR, runtime: runtime.name, skew: run.skew, window: run.window, turns: TURNS,
+                vendor: VENDOR, runtime: runtime.name, skew: run.skew, pass, window: run.window, turns: TURNS,
                 turnsOk: turns.filter((t) => !t.failure).length,
                 requests: requests.length,
                 overflows: requests.filter((r) => r.status !== 200).length,
@@ -157,6 +159,8 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
                 maxFill: Math.max(0, ...requests.filter((r) => r.status === 200).map((r) => r.prompt_tokens / run.window)),
                 tokenLimit: usage.length ? usage.at(-1).tokenLimit : null,
                 failures: turns.filter((t) => t.failure).slice(0, 2),
+                events: Object.entries(events.reduce((n, e) => ({ ...n, [e.type]: (n[e.type] || 0) + 1 }), {}))
+                    .filter(([type]) => /compaction|truncation|error|retry|usage_info/.test(type)),
             };
             console.log(`agent-host-result ${JSON.stringify(result)}`);
             if (!TOKENGAUGE) return; // measured, not asserted
