@@ -9,10 +9,12 @@
 # counts `cl100k_base × skew` (messages and tools). Ends with the plain `N passed, N failed` line and
 # a table of the figures per session (docs/BENCHMARKS.md, Step 20).
 # Env: TG_PYTHON (the upstream's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
-# installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "1.0 1.45 1.8"),
+# installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "1.0 1.45 1.8
+# 1.0:24000": skew[:the true window, when the declared one, WINDOW, is set too large]),
 # TG_AGENT_HOST_RUNTIMES (default "vscode cli"), TG_AGENT_HOST_TURNS (default 14),
 # TG_AGENT_HOST_PASSES (default "cold warm": each model's first session, then a second one),
 # TG_AGENT_HOST_WINDOW (default 40000), TG_AGENT_HOST_OUTPUT (maxOutputTokens, default 4096),
+# TG_AGENT_HOST_EVENTS (set: print the runtime's compaction, truncation, retry and error events),
 # TG_AGENT_HOST_COUNTER (tokengauge, the default, asserted; customendpoint: the same sessions through
 # VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md).
 set -uo pipefail
@@ -24,7 +26,7 @@ fi
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SKEWS=${TG_AGENT_HOST_SKEWS:-1.0 1.45 1.8}
+SKEWS=${TG_AGENT_HOST_SKEWS:-1.0 1.45 1.8 1.0:24000}
 RUNTIME_NAMES=${TG_AGENT_HOST_RUNTIMES:-vscode cli}
 TURNS=${TG_AGENT_HOST_TURNS:-14}
 PASSES=${TG_AGENT_HOST_PASSES:-cold warm}
@@ -51,20 +53,22 @@ mkdir -p "$WORK/bridge" && cp -r extension/test/agent-host "$WORK/bridge/extensi
 
 PIDS=() RUNS=() PROVIDERS=() MODELS=()
 trap 'kill ${PIDS[*]} 2>/dev/null || true' EXIT
-for SKEW in $SKEWS; do
+for SPEC in $SKEWS; do
+    SKEW=${SPEC%%:*} TRUE_WINDOW=$WINDOW
+    [ "$SPEC" = "$SKEW" ] || TRUE_WINDOW=${SPEC#*:}
     CONFIG=$(printf '{"reply": {"text": "Read it: notes of the project.", "scripted_calls": true}, "model": {"encoding": "cl100k_base", "scale": %s, "tool_scale": %s, "context_window": %s, "require_api_key": "%s"}}' \
-        "$SKEW" "$SKEW" "$WINDOW" "$KEY")
+        "$SKEW" "$SKEW" "$TRUE_WINDOW" "$KEY")
     "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$WORK/up-$SKEW.out" 2> "$WORK/up-$SKEW.err" &
     PIDS+=($!)
     for _ in $(seq 1 100); do [ -s "$WORK/up-$SKEW.out" ] && break; sleep 0.1; done
     URL=$(head -n 1 "$WORK/up-$SKEW.out")
     [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$WORK/up-$SKEW.err"; echo "0 passed, 1 failed"; exit 1; }
-    PROVIDER=skew-${SKEW//./-}
+    PROVIDER=skew-${SKEW//./-}; [ "$TRUE_WINDOW" = "$WINDOW" ] || PROVIDER=$PROVIDER-true-$TRUE_WINDOW
     # One model per runtime, so that each session starts cold (nothing learned of its model yet).
     for i in "${!RUNTIMES[@]}"; do
         MODELS+=("{\"id\": \"notes-$PROVIDER-r$i\", \"provider\": \"$PROVIDER\", \"contextWindow\": $WINDOW, \"maxOutputTokens\": $OUTPUT}")
     done
-    RUNS+=("{\"skew\": $SKEW, \"model\": \"notes-$PROVIDER\", \"provider\": \"$PROVIDER\", \"upstream\": \"$URL\", \"window\": $WINDOW, \"output\": $OUTPUT}")
+    RUNS+=("{\"skew\": $SKEW, \"model\": \"notes-$PROVIDER\", \"provider\": \"$PROVIDER\", \"upstream\": \"$URL\", \"window\": $WINDOW, \"trueWindow\": $TRUE_WINDOW, \"output\": $OUTPUT}")
     PROVIDERS+=("{\"id\": \"$PROVIDER\", \"preset\": \"openai-compatible\", \"baseUrl\": \"$URL/v1\", \"discover\": false}")
 done
 join() { local IFS=,; echo "$*"; }
@@ -79,8 +83,8 @@ cat > "$WORK/settings.json" <<JSON
   "tokenGauge.models": [$(join "${MODELS[@]}")]
 }
 JSON
-ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
-    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES")
+ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_AGENT_HOST_EVENTS": sys.argv[9], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
+    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES" "${TG_AGENT_HOST_EVENTS:-}")
 echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
 bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
     --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run.log"
@@ -89,9 +93,9 @@ grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
 const { table } = require(process.argv[1]);
 const text = require("fs").readFileSync(0, "utf8").trim();
 const rows = text ? text.split("\n").map((line) => JSON.parse(line)) : [];
-table(["provider", "runtime", "skew", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
-    rows.map((r) => [r.vendor, r.runtime, r.skew, r.pass, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
-        r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.historyCut, r.tokensCut,
+table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "runtime truncations", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
+    rows.map((r) => [r.vendor, r.runtime, r.skew, r.trueWindow, r.pass, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
+        r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.truncations, r.historyCut, r.tokensCut,
         r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
 ' "$REPO/scripts/markdown-table.js"
 line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)

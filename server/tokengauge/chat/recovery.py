@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Final
 
 import attrs
 
-from tokengauge.activity.conversations import request_kind
 from tokengauge.calibration.classify import ParsedError
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
+from tokengauge.chat.compaction import RUNTIME_OVERFLOW, CompactionAsks, compact_first_message
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink
 from tokengauge.chat.route import Route, larger_window
 from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
-from tokengauge.messages import Message, Tool, ToolResultPart
+from tokengauge.messages import Message, Tool
 from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import AGENT_HOST, ChatParams, Client
@@ -47,6 +46,7 @@ class Fitting:
     gauge: Gauge
     sink: ChatSink
     local: LocalServers
+    asks: CompactionAsks
     route: Route
     params: ChatParams
     messages: list[Message]
@@ -61,14 +61,21 @@ class Fitting:
 
     @classmethod
     def start(
-        cls, gauge: Gauge, sink: ChatSink, local: LocalServers, route: Route, params: ChatParams
+        cls,
+        gauge: Gauge,
+        sink: ChatSink,
+        local: LocalServers,
+        asks: CompactionAsks,
+        route: Route,
+        params: ChatParams,
     ) -> Fitting:
         """The request as it came, not fitted yet."""
         model = route.model
         tools = tools_as_sent(params.tools, params.messages, model.tool_docs)
         estimate = gauge.counts.estimate(model, params.messages, tools, params.tools)
         fitted = Fitted(params.messages, tools, 0)
-        return cls(gauge, sink, local, route, params, params.messages, tools, estimate, fitted)
+        messages = params.messages
+        return cls(gauge, sink, local, asks, route, params, messages, tools, estimate, fitted)
 
     async def ask_server(self) -> None:
         """For a local server: the window it has loaded the model with, the window to ask
@@ -109,8 +116,8 @@ class Fitting:
             raise ChatError(
                 "overflow", _cannot_fit_message(model, exc, room, params.client)
             ) from None
-        if params.client == AGENT_HOST and runtime_compacts(params.messages, fitted):
-            raise ChatError("overflow", _compact_first_message(model, self.estimate, window))
+        if params.client == AGENT_HOST and self.asks.ask(params.messages, fitted):
+            raise ChatError("overflow", compact_first_message(model, self.estimate, window))
         if fitted.changed:
             log.warning(
                 "%s: the request would not fit its %s-token window: %s (%s tokens)",
@@ -194,41 +201,6 @@ def _output_room(error: ParsedError) -> int | None:
         return None
     room = error.limit_tokens - error.input_tokens - budget.safety_tokens(error.limit_tokens)
     return room if 0 < room < error.output_tokens else None
-
-
-RUNTIME_OVERFLOW: Final = "The prompt is too long"
-"""How an overflow error begins for the Agents window's runtime: it compacts the conversation and
-sends the turn again only for an error whose message contains "prompt is too long" (measured,
-ARCHITECTURE §1); any other retries the same request five times, then fails the turn."""
-
-
-EARLIER_RUNGS: Final = ("reasoning", "toolResults", "history")
-"""The rungs that take from what the runtime's compaction would summarize."""
-
-
-def runtime_compacts(messages: Sequence[Message], fitted: Fitted) -> bool:
-    """Whether the Agents window's runtime is better asked to compact than sent this request cut:
-    the ladder took from earlier rounds of a conversation with more than one user message (its
-    compaction leaves one, and its own request for a summary is one), where the runtime, told
-    "prompt is too long", summarizes them and sends the turn again. Its 1.0.85 takes no reported
-    usage above its own count, so on a skewed tokenizer this is what makes it compact."""
-    if not any(fitted.removed.get(rung) for rung in EARLIER_RUNGS):
-        return False
-    asked = [m for m in messages if m.role == "user" and not _only_results(m)]
-    return len(asked) > 1 and request_kind(messages, 0, 0) != "summarize"
-
-
-def _only_results(message: Message) -> bool:
-    return all(isinstance(part, ToolResultPart) for part in message.content)
-
-
-def _compact_first_message(model: ModelSpec, estimate: RequestEstimate, window: int) -> str:
-    return (
-        f"{RUNTIME_OVERFLOW} for {model.name}: the conversation comes to about "
-        f"{compact(estimate.total)} tokens of its {compact(window)}-token window. Token Gauge "
-        "would have to cut earlier messages to send it; the conversation is compacted and the "
-        "turn sent again instead."
-    )
 
 
 def overflow_message(model: ModelSpec, error: ParsedError, client: Client = "chat") -> str:

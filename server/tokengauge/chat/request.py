@@ -26,6 +26,7 @@ from tokengauge.activity.conversations import marker
 from tokengauge.activity.record import Outcome, RequestRecord
 from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.chat.answer import Answer, Attempt, StreamFailed
+from tokengauge.chat.compaction import CompactionAsks
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink, ending
 from tokengauge.chat.reasoning import (
@@ -87,6 +88,8 @@ class Shared:
     """Each model's reasoning rule, as set and as taught (Chat Completions servers)."""
     memory: ReasoningMemory
     """The reasoning each answer came with, put back where the client drops it."""
+    asks: CompactionAsks
+    """The Agents window's runtime's requests refused so that it compacts (`chat.compaction`)."""
 
 
 @attrs.define
@@ -140,7 +143,7 @@ class ChatRequest:
             shared.memory.remember_request(model.id, asked)
             rule = shared.replays.rule(model)
             params = attrs.evolve(params, messages=prepared(asked, rule, shared.memory, model.id))
-        fitting = Fitting.start(gauge, sink, shared.local, route, params)
+        fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params)
         text: list[str] | None = [] if shared.capture_content else None
         answer = Answer(sink, params.request_id, fitting, text)
         declared_then = gauge.offer.declarations.get(model).max_input
@@ -249,7 +252,9 @@ class ChatRequest:
         self.replayed = True
         messages = prepared(self.asked, rule, shared.memory, model.id)
         params = attrs.evolve(self.params, messages=messages)
-        fitting = Fitting.start(shared.gauge, shared.sink, shared.local, self.route, params)
+        fitting = Fitting.start(
+            shared.gauge, shared.sink, shared.local, shared.asks, self.route, params
+        )
         fitting.fit()
         self.params, self.fitting, self.answer.fitting = params, fitting, fitting
         return True

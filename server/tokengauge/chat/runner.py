@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from tokengauge.chat.compaction import CompactionAsks
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatSink
 from tokengauge.chat.reasoning import ReasoningMemory, Replays
@@ -50,6 +51,7 @@ class ChatRunner:
             capture_content,
             Replays(gauge.ledger),
             ReasoningMemory(),
+            CompactionAsks(),
         )
 
     async def run(self, params: ChatParams) -> ChatResult:
