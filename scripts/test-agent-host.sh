@@ -93,9 +93,9 @@ grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
 const { table } = require(process.argv[1]);
 const text = require("fs").readFileSync(0, "utf8").trim();
 const rows = text ? text.split("\n").map((line) => JSON.parse(line)) : [];
-table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "runtime truncations", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
+table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "our refusals", "runtime truncations", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
     rows.map((r) => [r.vendor, r.runtime, r.skew, r.trueWindow, r.pass, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
-        r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.truncations, r.historyCut, r.tokensCut,
+        r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.refusals, r.truncations, r.historyCut, r.tokensCut,
         r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
 ' "$REPO/scripts/markdown-table.js"
 line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)

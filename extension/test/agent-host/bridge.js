@@ -299,7 +299,7 @@ async function startBridge(onExchange = () => {}) {
         } catch (err) {
             return jsonError(res, 400, err.message, 'invalid_request_error');
         }
-        const seen = { interaction: req.headers['x-interaction-type'], items: request.input.length };
+        const seen = { model: request.modelId, started: Date.now(), interaction: req.headers['x-interaction-type'], items: request.input.length };
         const result = await chat(request, (sent) => Object.assign(seen, sent));
         onExchange({ ...seen, result });
         if (result.error) return jsonError(res, 502, result.error);

@@ -344,7 +344,7 @@ class ChatRequest:
             sent = usage.total_input_tokens
         limit = None
         if self.params.client == AGENT_HOST:
-            limit = gauge.runtime_limit(conversation, self.declared_then)
+            limit = gauge.runtime_limit(model, conversation, self.declared_then)
         prompt = gauge.client_prompt(model, sent, limit)
         if self.answer.reasoning is not None:  # the client may drop it before it must go back
             self.shared.memory.remember(model.id, self.answer.keys(), self.answer.reasoning)

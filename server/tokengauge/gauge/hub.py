@@ -95,7 +95,9 @@ class Gauge:
         days = settings.usage_retention_days
         self.history = History(ledger, days, windows, self.calibration, clock)
         self.bar = StatusBar(self.offer, self.history, self.calibration)
-        self._runtime_limits: cachetools.LRUCache[str, int] = cachetools.LRUCache(RUNTIME_SESSIONS)
+        self._runtime_limits: cachetools.LRUCache[tuple[str, str], int] = cachetools.LRUCache(
+            RUNTIME_SESSIONS
+        )
 
     @property
     def epoch(self) -> int:
@@ -175,14 +177,14 @@ class Gauge:
             return math.ceil(tokens * runtime_limit / max(1, declared.true_max_input))
         return round(tokens * declared.scale)
 
-    def runtime_limit(self, conversation: str | None, declared_then: int) -> int:
+    def runtime_limit(self, model: ModelSpec, conversation: str | None, declared_then: int) -> int:
         """The `maxInputTokens` a session of the Agents window's runtime meters against: what was
-        declared when its conversation's first request came (`declared_then` of that request;
-        VS Code's bridge lists the models as declared, and a session keeps the limit it was
-        created with). Outside a conversation, `declared_then`."""
+        declared when its conversation's first request of the model came (`declared_then` of
+        that request; VS Code's bridge lists the models as declared, and a session keeps the
+        limit it was created with). Outside a conversation, `declared_then`."""
         if conversation is None:
             return declared_then
-        return self._runtime_limits.setdefault(conversation, declared_then)
+        return self._runtime_limits.setdefault((model.id, conversation), declared_then)
 
     def count(self, model_id: str, inputs: Sequence[CountInput]) -> CountTokensResult:
         """Counts for strings and messages of the model, in input order (`Counts.count`)."""
