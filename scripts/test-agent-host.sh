@@ -14,6 +14,8 @@
 # TG_AGENT_HOST_RUNTIMES (default "vscode cli"), TG_AGENT_HOST_TURNS (default 14),
 # TG_AGENT_HOST_PASSES (default "cold warm": each model's first session, then a second one),
 # TG_AGENT_HOST_WINDOW (default 40000), TG_AGENT_HOST_OUTPUT (maxOutputTokens, default 4096),
+# TG_AGENT_HOST_REASONING (a reasoning model's strict stand-in the runtimes also drive, four turns
+# of tool calls: deepseek, the default, or another of reasoning.py's presets; empty: none),
 # TG_AGENT_HOST_EVENTS (set: print the runtime's compaction, truncation, retry and error events),
 # TG_AGENT_HOST_COUNTER (tokengauge, the default, asserted; customendpoint: the same sessions through
 # VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md).
@@ -33,6 +35,7 @@ PASSES=${TG_AGENT_HOST_PASSES:-cold warm}
 WINDOW=${TG_AGENT_HOST_WINDOW:-40000}
 OUTPUT=${TG_AGENT_HOST_OUTPUT:-4096}
 COUNTER=${TG_AGENT_HOST_COUNTER:-tokengauge}
+REASONING=${TG_AGENT_HOST_REASONING-deepseek}
 VSC_HOME=$(realpath "${VSC_HOME:-$HOME/.cache/vscode-host}")
 VERSION=$(node -p 'require("./package.json").version')
 VSIX=$REPO/tokengauge-$VERSION-$("$PY" scripts/bundle_libs.py --print-host-target).vsix  # this machine's
@@ -71,6 +74,22 @@ for SPEC in $SKEWS; do
     RUNS+=("{\"skew\": $SKEW, \"model\": \"notes-$PROVIDER\", \"provider\": \"$PROVIDER\", \"upstream\": \"$URL\", \"window\": $WINDOW, \"trueWindow\": $TRUE_WINDOW, \"output\": $OUTPUT}")
     PROVIDERS+=("{\"id\": \"$PROVIDER\", \"preset\": \"openai-compatible\", \"baseUrl\": \"$URL/v1\", \"discover\": false}")
 done
+REASONING_RUN=
+if [ -n "$REASONING" ]; then  # a reasoning model's strict stand-in (tests/harness/fake_upstream/reasoning.py)
+    THOUGHT='The notes repeat themselves; reading them shows where.'
+    CONFIG=$(printf '{"reply": {"text": "Read them.", "thinking": "%s", "scripted_calls": true}, "model": {"reasoning": "%s", "context_window": 128000, "require_api_key": "%s"}}' \
+        "$THOUGHT" "$REASONING" "$KEY")
+    "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$WORK/up-$REASONING.out" 2> "$WORK/up-$REASONING.err" &
+    PIDS+=($!)
+    for _ in $(seq 1 100); do [ -s "$WORK/up-$REASONING.out" ] && break; sleep 0.1; done
+    URL=$(head -n 1 "$WORK/up-$REASONING.out")
+    [ -n "$URL" ] || { echo "test upstream did not start:"; cat "$WORK/up-$REASONING.err"; echo "0 passed, 1 failed"; exit 1; }
+    PROVIDERS+=("{\"id\": \"thinking-$REASONING\", \"preset\": \"$REASONING\", \"baseUrl\": \"$URL/v1\", \"discover\": false}")
+    for i in "${!RUNTIMES[@]}"; do
+        MODELS+=("{\"id\": \"thinks-r$i\", \"provider\": \"thinking-$REASONING\", \"contextWindow\": 128000, \"maxOutputTokens\": 8192}")
+    done
+    REASONING_RUN="{\"server\": \"$REASONING\", \"model\": \"thinks\", \"provider\": \"thinking-$REASONING\", \"upstream\": \"$URL\", \"thought\": \"$THOUGHT\"}"
+fi
 join() { local IFS=,; echo "$*"; }
 cat > "$WORK/settings.json" <<JSON
 {
@@ -83,8 +102,8 @@ cat > "$WORK/settings.json" <<JSON
   "tokenGauge.models": [$(join "${MODELS[@]}")]
 }
 JSON
-ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_AGENT_HOST_EVENTS": sys.argv[9], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
-    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES" "${TG_AGENT_HOST_EVENTS:-}")
+ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_AGENT_HOST_EVENTS": sys.argv[9], "TG_AGENT_HOST_REASONING": sys.argv[10], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
+    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES" "${TG_AGENT_HOST_EVENTS:-}" "$REASONING_RUN")
 echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
 bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
     --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run.log"
@@ -98,6 +117,7 @@ table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "req
         r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.refusals, r.truncations, r.historyCut, r.tokensCut,
         r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
 ' "$REPO/scripts/markdown-table.js"
+grep -o 'agent-host-reasoning {.*}' "$WORK/run.log" | cut -d' ' -f2-
 line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)
 echo "agent-host suite: logs in $WORK"
 echo "${line:-0 passed, 1 failed}"

@@ -299,7 +299,11 @@ async function startBridge(onExchange = () => {}) {
         } catch (err) {
             return jsonError(res, 400, err.message, 'invalid_request_error');
         }
-        const seen = { model: request.modelId, started: Date.now(), interaction: req.headers['x-interaction-type'], items: request.input.length };
+        const reasoning = request.input.filter((i) => i.type === 'reasoning');
+        const seen = {
+            model: request.modelId, started: Date.now(), interaction: req.headers['x-interaction-type'], items: request.input.length,
+            reasoningItems: reasoning.length, ours: reasoning.filter((i) => (i.encryptedContent || '').startsWith('tokengauge-reasoning:')).length,
+        };
         const result = await chat(request, (sent) => Object.assign(seen, sent));
         onExchange({ ...seen, result });
         if (result.error) return jsonError(res, 502, result.error);

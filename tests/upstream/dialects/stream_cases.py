@@ -350,7 +350,7 @@ CASES = [
         "openai",
         Expected(
             # Thinking, then the call: the reasoning a later request must send back with it.
-            shape=("thinking", "tool", "reasoning", "usage", "finish"),
+            shape=("thinking", "reasoning", "tool", "usage", "finish"),
             thinking=DEEPSEEK_TOOL_THINKING,
             tool_calls=(
                 ToolCall(
@@ -374,7 +374,7 @@ CASES = [
         "openai",
         Expected(
             # DeepSeek V4 Flash on SGLang: reasoning, a sentence, two calls; no usage asked for.
-            shape=("thinking", "text", "tool", "reasoning", "finish"),
+            shape=("thinking", "text", "reasoning", "tool", "finish"),
             text="I'll get the weather for both cities.\n\n",
             thinking=SGLANG_THINKING,
             tool_calls=(

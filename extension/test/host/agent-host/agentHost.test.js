@@ -30,6 +30,9 @@ const TURNS = +(env.TG_AGENT_HOST_TURNS || 14);
 // cold: the model's first session (nothing learned of it); warm: a second one, the ledger knowing it.
 const PASSES = (env.TG_AGENT_HOST_PASSES || 'cold warm').split(' ');
 const API_KEY = env.TG_AGENT_HOST_API_KEY;
+// {server, model, provider, upstream, thought}: a reasoning model's strict stand-in, if any.
+const REASONING = env.TG_AGENT_HOST_REASONING ? JSON.parse(env.TG_AGENT_HOST_REASONING) : undefined;
+const READS = [[1, 2, 3], [1], [2], [3]];
 const TURN_TIMEOUT_MS = 90000;
 const FILE_LINES = 60;
 
@@ -77,7 +80,9 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
         bridge = await bridgeExtension().activate();
         if (TOKENGAUGE) {
             await gauge();
-            for (const run of RUNS) await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
+            for (const run of [...RUNS, ...(REASONING ? [REASONING] : [])]) {
+                await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
+            }
         } else {
             const copilot = vscode.extensions.getExtension('GitHub.copilot-chat');
             await copilot.activate();
@@ -92,16 +97,64 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
 
     after(async () => { if (proxy) await proxy.close(); });
 
+    /** `model` as the bridge lists it, waiting up to 30 s for the provider to offer it. */
+    async function listedModel(id) {
+        const until = Date.now() + 30000;
+        let listed;
+        while (!(listed = (await bridge.listModels(VENDOR)).find((m) => m.id === id)) && Date.now() < until) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        assert.ok(listed, `${VENDOR} model ${id} not listed`);
+        return listed;
+    }
+
+    /** A runtime session of `model` (as the bridge lists it) in `dir`, one turn per prompt (after
+     * each, `afterTurn()`): the session's events and each turn's failure, if any. */
+    async function drive(runtime, model, dir, prompts, name, afterTurn = async () => undefined) {
+        const client = new sdk.CopilotClient({
+            connection: sdk.RuntimeConnection.forStdio({ path: runtime.path, env: { ...process.env, XDG_CACHE_HOME: path.join(env.TG_AGENT_HOST_CACHE || dir, 'xdg') } }),
+            useLoggedInUser: false, baseDirectory: path.join(dir, 'state'),
+        });
+        const events = [];
+        const turns = [];
+        try {
+            const runtimeSession = await client.createSession({
+                model: `${VENDOR}/${model.id}`, streaming: true, onPermissionRequest: sdk.approveAll,
+                workingDirectory: dir, infiniteSessions: { enabled: true },
+                providers: [{ name: VENDOR, type: 'openai', wireApi: 'responses', baseUrl: proxy.providerBaseUrl(VENDOR), bearerToken: `${proxy.nonce}.session` }],
+                models: [model],
+            });
+            runtimeSession.on((e) => {
+                events.push({ type: e.type, data: e.data, turn: turns.length + 1 });
+                if (env.TG_AGENT_HOST_EVENTS && /compaction|truncation|error|retry/.test(e.type)) {
+                    console.log(`${name}: turn ${turns.length + 1} ${e.type} ${JSON.stringify(e.data).slice(0, 400)}`);
+                }
+            });
+            for (const [i, text] of prompts.entries()) {
+                const errorsBefore = events.filter((e) => e.type === 'session.error').length;
+                let failure;
+                try {
+                    await runtimeSession.sendAndWait({ prompt: text }, TURN_TIMEOUT_MS);
+                } catch (e) {
+                    failure = e.message;
+                }
+                const error = events.filter((e) => e.type === 'session.error')[errorsBefore];
+                failure = failure || (error && JSON.stringify(error.data).slice(0, 300));
+                turns.push({ turn: i + 1, failure });
+                if (failure) console.log(`${name}: turn ${i + 1} failed: ${failure}`);
+                await afterTurn();
+            }
+        } finally {
+            await client.stop().catch(() => undefined);
+        }
+        return { events, turns };
+    }
+
     /** One session of `run` on `runtime`: its turns, and the figures of it. */
     async function session(runtime, r, run, pass) {
         const model = `${run.model}-r${r}`; // one per runtime: its first session starts cold
         const name = `${runtime.name}, skew ${run.skew}, ${run.trueWindow} of ${run.window}, ${pass}`;
-        const until = Date.now() + 30000;
-        let listed;
-        while (!(listed = (await bridge.listModels(VENDOR)).find((m) => m.id === model)) && Date.now() < until) {
-            await new Promise((resolve) => setTimeout(resolve, 200));
-        }
-        assert.ok(listed, `${VENDOR} model ${model} not listed`);
+        const listed = await listedModel(model);
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tg-agent-host-'));
         const files = [];
         for (let t = 1; t <= TURNS; t++) {
@@ -110,44 +163,11 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
         }
         const since = (await control('requests?route=chat', undefined, run.upstream)).requests.reduce((n, q) => Math.max(n, q.id), 0);
         const started = Date.now();
-        const client = new sdk.CopilotClient({
-            connection: sdk.RuntimeConnection.forStdio({ path: runtime.path, env: { ...process.env, XDG_CACHE_HOME: path.join(env.TG_AGENT_HOST_CACHE || dir, 'xdg') } }),
-            useLoggedInUser: false, baseDirectory: path.join(dir, 'state'),
-        });
-        const events = [];
-        const turns = [];
         const records = new Map();
-        try {
-            const runtimeSession = await client.createSession({
-                model: `${VENDOR}/${model}`, streaming: true, onPermissionRequest: sdk.approveAll,
-                workingDirectory: dir, infiniteSessions: { enabled: true },
-                providers: [{ name: VENDOR, type: 'openai', wireApi: 'responses', baseUrl: proxy.providerBaseUrl(VENDOR), bearerToken: `${proxy.nonce}.session` }],
-                models: [listed],
-            });
-            runtimeSession.on((e) => {
-                events.push({ type: e.type, data: e.data, turn: turns.length + 1 });
-                if (env.TG_AGENT_HOST_EVENTS && /compaction|truncation|error|retry/.test(e.type)) {
-                    console.log(`${name}: turn ${turns.length + 1} ${e.type} ${JSON.stringify(e.data).slice(0, 400)}`);
-                }
-            });
-            for (let t = 1; t <= TURNS; t++) {
-                const errorsBefore = events.filter((e) => e.type === 'session.error').length;
-                let failure;
-                try {
-                    await runtimeSession.sendAndWait({ prompt: prompt(files[t - 1], t) }, TURN_TIMEOUT_MS);
-                } catch (e) {
-                    failure = e.message;
-                }
-                const error = events.filter((e) => e.type === 'session.error')[errorsBefore];
-                failure = failure || (error && JSON.stringify(error.data).slice(0, 300));
-                turns.push({ turn: t, failure });
-                if (failure) console.log(`${name}: turn ${t} failed: ${failure}`);
-                // The usage report keeps the latest 100 requests, of every session at once.
-                if (TOKENGAUGE) for (const record of await recordsSince(started, model)) records.set(record.time, record);
-            }
-        } finally {
-            await client.stop().catch(() => undefined);
-        }
+        const { events, turns } = await drive(runtime, listed, dir, files.map((f, t) => prompt(f, t + 1)), name, async () => {
+            // The usage report keeps the latest 100 requests, of every session at once.
+            if (TOKENGAUGE) for (const record of await recordsSince(started, model)) records.set(record.time, record);
+        });
         const requests = (await control(`requests?route=chat&since=${since}`, undefined, run.upstream)).requests
             .filter((q) => q.json && q.json.model === model);
         const compactions = events.filter((e) => e.type === 'session.compaction_start');
@@ -184,6 +204,46 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
         assert.ok(result.tokensCut <= 0.02 * result.tokensSent, `${name}: the send path cut ${result.tokensCut} of ${result.tokensSent} tokens sent`);
         assert.ok(result.maxFill <= 0.95, `${name}: the true fill reached ${result.maxFill}`);
     }
+
+    // A reasoning model's tool loop: its stand-in refuses a tool-call message without the
+    // reasoning it came with (tests/harness/fake_upstream/reasoning.py); the runtime keeps our
+    // thinking part's metadata as a reasoning item's encrypted content and sends it back.
+    (TOKENGAUGE && REASONING ? it : it.skip)(`a reasoning model's tool loop (${REASONING && REASONING.server} stand-in)`, async () => {
+        const sessions = await Promise.all(RUNTIMES.map(async (runtime, r) => {
+            const name = `${runtime.name}, ${REASONING.server}`;
+            const id = `${REASONING.model}-r${r}`;
+            const listed = await listedModel(id);
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tg-agent-host-'));
+            for (const part of [1, 2, 3]) fs.writeFileSync(path.join(dir, `part-${part}.txt`), notes(part, id).slice(0, 400));
+            const started = Date.now();
+            const prompts = READS.map((parts, t) => {
+                const calls = parts.map((part) => ({ name: 'view', arguments: { path: path.join(dir, `part-${part}.txt`) } }));
+                return `Turn ${t + 1}: read ${parts.length} part(s) and say what is wrong.\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>`;
+            });
+            const { turns } = await drive(runtime, listed, dir, prompts, name);
+            const requests = (await control('requests?route=chat', undefined, REASONING.upstream)).requests
+                .filter((q) => q.json && q.json.model === id);
+            const last = requests.at(-1).json.messages.filter((m) => m.role === 'assistant' && (m.tool_calls || []).length);
+            const seen = exchanges.filter((e) => e.model === id && e.started >= started);
+            const result = {
+                runtime: runtime.name, server: REASONING.server, turns: READS.length, turnsOk: turns.filter((t) => !t.failure).length,
+                requests: requests.length, refused: requests.filter((q) => q.status !== 200).map((q) => `${q.status} ${q.refused}`),
+                // What the runtime sent back of our thinking: reasoning items with our encrypted content.
+                reasoningItemsBack: Math.max(0, ...seen.map((e) => e.reasoningItems)),
+                ours: Math.max(0, ...seen.map((e) => e.ours)),
+                lastCalls: last.length, lastWithReasoning: last.filter((m) => m.reasoning_content === REASONING.thought).length,
+            };
+            console.log(`agent-host-reasoning ${JSON.stringify(result)}`);
+            return { name, result, turns };
+        }));
+        for (const { name, result, turns } of sessions) {
+            assert.deepStrictEqual(turns.filter((t) => t.failure), [], `${name}: failed turns`);
+            assert.deepStrictEqual(result.refused, [], `${name}: the stand-in refused requests`);
+            assert.strictEqual(result.lastCalls, READS.flat().length, `${name}: tool-call messages in the last request`);
+            assert.strictEqual(result.lastWithReasoning, result.lastCalls, `${name}: tool calls sent back without their reasoning`);
+            assert.ok(result.ours > 0, `${name}: the runtime sent none of our thinking back`);
+        }
+    });
 
     // Each pass's sessions at once (their models, files and upstream records apart), cold before warm.
     for (const pass of PASSES) {

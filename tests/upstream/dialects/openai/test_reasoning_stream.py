@@ -89,9 +89,11 @@ def test_gemini_signatures_ride_with_their_calls_and_the_message():
         calls={"function-call-1": {"google": {"thought_signature": "<Signature A>"}}},
         extra={"google": {"thought_signature": "<Signature T>"}},
     )
-    # The block follows the calls it signs, so that they are known when it is kept.
+    # The block comes before the calls it signs, all once the stream is over: the Agents window's
+    # runtime keeps an answer's items in that order, and a block after a call goes back with the
+    # next call's message.
     kinds = [type(e).__name__ for e in events]
-    assert kinds.index("ThinkingBlock") > kinds.index("ToolCall")
+    assert kinds == ["ThinkingBlock", "ToolCall", "ToolCall", "Finish"]
 
 
 def test_a_message_without_reasoning_has_no_block():

@@ -6,7 +6,9 @@ came (`reasoning_stream`). Choices other than index 0 are ignored (we never ask 
 
 Decisions, all so that what reaches the user is complete and never looks better than it was:
 - Tool calls are gathered by `index` (parallel calls interleave) and emitted whole, in index
-  order, at `finish_reason`, at `[DONE]`, or at `finish()`. A later chunk repeating `id`/`name`
+  order, once the stream is over (`[DONE]` or `finish()`), after the reasoning's `ThinkingBlock`:
+  the Agents window's runtime keeps an answer's items in the order they came, and a block after
+  a call goes back with the next one (ARCHITECTURE §1). A later chunk repeating `id`/`name`
   (OpenRouter) does not duplicate them; a new `id` at a used index starts a new call.
 - Arguments that are not JSON: if the stream ended properly they are passed on as the raw string
   (with a warning); if it was cut off (`finish()` before `[DONE]` or `finish_reason`) the call
@@ -95,6 +97,8 @@ class OpenAIStreamParser:
         self._told_unsupported = False
         self._reasoning = ReasoningCollector()
         self._call_extras: dict[str, Any] = {}
+        self._held: list[StreamEvent] = []
+        """Whole tool calls (and errors of calls), handed on once the stream is over."""
 
     @property
     def ended(self) -> bool:
@@ -161,7 +165,7 @@ class OpenAIStreamParser:
                 out += self._tool_delta(call)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
-            out += self._flush_calls(lenient=True)
+            self._held += self._flush_calls(lenient=True)
             if self._finish is None:
                 self._finish = reason
         return out
@@ -177,7 +181,7 @@ class OpenAIStreamParser:
         pending = self._calls.get(index)
         if pending is not None and call_id and pending.call_id and call_id != pending.call_id:
             # Some servers put every call at index 0: a new id means the previous call is whole.
-            out += self._emit(index, self._calls.pop(index), lenient=True)
+            self._held += self._emit(index, self._calls.pop(index), lenient=True)
             pending = None
         if pending is None:
             pending = self._calls[index] = _PendingCall()
@@ -228,8 +232,8 @@ class OpenAIStreamParser:
         if self._closed:
             return []
         self._closed = True
-        out = self._flush_calls(lenient=lenient)
-        out += self._reasoning.finish(self._call_extras)
+        calls = self._held + self._flush_calls(lenient=lenient)
+        out = self._reasoning.finish(self._call_extras) + calls
         if self._usage is not None:
             out.append(usage_report(self._usage))
         if self._finish is not None and not self._failed:
