@@ -2,7 +2,6 @@
 
     .venv/bin/python -m bench.sim [--sweep] [--skew S] [--turns N] [--seed N] ...
     .venv/bin/python -m bench.sim --scenario host [--compare-host [DIR]]
-    .venv/bin/python -m bench.sim --runtime agent-host --scenario host --scales 0.6,1,1.6
 
 Copilot Chat 0.67's agent mode (`tests.harness.copilot.agent`: its budget, its own o200k count of
 what it renders, background compaction and Simple-mode summarization, read from its bundle) runs a
@@ -26,14 +25,6 @@ summarization fired, the estimate error (p50 / p95 / worst) and the turns it tak
 scenario against the suite's dumps (`DIR/skew-<scale>/`) or, without DIR, against the figures
 recorded with the scenario (`check`); `--server-path` runs the servers from another source
 tree (the commit the dumps were made with).
-
-`--runtime agent-host` runs VS Code's Agent Host instead (`tests.harness.copilot.agent_host`, a
-model of the Copilot SDK runtime from its source and documented rules: its own o200k count of
-everything it sends against maxInputTokens + maxOutputTokens read from the server, compaction at
-0.80, blocking at 0.95) with tokengauge over LSP (`agent_host_run`), on either scenario; the host
-scenario takes any skew (content of the nearest recording). It prints per skew: turns, failed turns,
-compactions, overflows, the largest fill and the true fill before each compaction
-(`agent_host_report`); no plot.
 """
 
 from __future__ import annotations
@@ -55,13 +46,6 @@ from rich.status import Status
 
 from bench import benchlib
 from bench.benchlib import SMOKE_HELP
-from bench.sim.agent_host_report import print_agent_host_report, request_rows
-from bench.sim.agent_host_run import (
-    AgentHostOptions,
-    AgentHostResult,
-    content_scale,
-    run_agent_host,
-)
 from bench.sim.check import print_comparison
 from bench.sim.plot import write_svg
 from bench.sim.report import print_report
@@ -71,13 +55,11 @@ from tests.harness.fake_upstream.config import ModelBehavior, UpstreamConfig
 from tests.harness.fake_upstream.server import running_upstream
 
 SWEEP: Final = (-0.25, -0.10, 0.0, 0.10, 0.25)
-RUNTIMES: Final = ("copilot", "agent-host")
 SMOKE: Final = (
     ("--turns=1", "--tools=5"),
     ("--scenario=host", "--skew=0", "--turns=1", "--variants=tokengauge", "--compare-host"),
-    ("--runtime=agent-host", "--scenario=host", "--scales=1", "--turns=1"),
 )
-"""`--smoke`: both runtimes, both scenarios and every counter, one turn each."""
+"""`--smoke`: both scenarios and every counter, one turn each."""
 OUT: Final = Path(__file__).resolve().parents[1] / "out"
 
 
@@ -92,23 +74,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", action="store_true", help="skews -25%%, -10%%, 0, +10%%, +25%%")
     parser.add_argument("--skews", help="comma-separated skews, e.g. -0.25,0,0.25")
     parser.add_argument("--scales", help="comma-separated true scales (1 + skew), e.g. 0.6,1,1.8")
-    parser.add_argument(
-        "--runtime",
-        choices=RUNTIMES,
-        default="copilot",
-        help="Copilot Chat's agent (copilot) or VS Code's Agent Host (agent-host)",
-    )
-    parser.add_argument(
-        "--ah-factor", type=float, default=1.0, help="agent-host: the runtime's count × this (1)"
-    )
-    parser.add_argument(
-        "--ah-usage", action="store_true", help="agent-host: meter max(own count, prompt_tokens)"
-    )
-    parser.add_argument(
-        "--ah-retry-overflow",
-        action="store_true",
-        help="agent-host: compact and retry once after a too-long refusal",
-    )
     parser.add_argument("--scenario", choices=SCENARIOS, default="seeded", help="(seeded)")
     parser.add_argument(
         "--variants", help=f"comma-separated counters ({', '.join(VARIANTS)}; host: first two)"
@@ -149,9 +114,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     host = args.scenario == "host"
-    agent_host = args.runtime == "agent-host"
-    if args.compare_host is not None and (not host or agent_host):
-        parser.error("--compare-host needs --scenario host (and the copilot runtime)")
+    if args.compare_host is not None and not host:
+        parser.error("--compare-host needs --scenario host")
     if args.sweep:
         args.skew_list = list(SWEEP)
     elif args.scales:
@@ -164,7 +128,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.skew_list = [args.skew or 0.0]
     if host:
         missing = [s for s in args.skew_list if round(1 + s, 6) not in recorded_scales()]
-        if missing and not agent_host:
+        if missing:
             parser.error(f"no host recording for skews {missing}; recorded: {recorded_scales()}")
         _host_defaults(args)
     args.turns = args.turns if args.turns is not None else 40
@@ -180,7 +144,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _host_defaults(args: argparse.Namespace) -> None:
     """The host suite's window, model and true tokenizer (what the recording says)."""
-    setup = host_setup(content_scale(1 + args.skew_list[0]))
+    setup = host_setup(1 + args.skew_list[0])
     args.window, args.max_output, args.family = setup.window, setup.max_output_tokens, setup.family
     args.encoding, args.fixed_overhead = setup.encoding, setup.fixed_overhead
     args.per_message_overhead, args.per_tool_overhead = (
@@ -224,47 +188,6 @@ async def simulate(args: argparse.Namespace, setup: Setup, console: Console) -> 
     return results
 
 
-async def simulate_agent_host(
-    args: argparse.Namespace, setup: Setup, console: Console
-) -> list[AgentHostResult]:
-    """The Agent Host at every skew, one after the other, against one upstream."""
-    base = true_model(args, setup)
-    options = AgentHostOptions(args.ah_factor, args.ah_usage, args.ah_retry_overflow)
-    results: list[AgentHostResult] = []
-    async with running_upstream(UpstreamConfig(model=base)) as upstream:
-        for skew in args.skew_list:
-            upstream.config.model = dataclasses.replace(base, scale=1 + skew, tool_scale=1 + skew)
-            label = f"true scale {1 + skew:.2f} · agent host"
-            with console.status(f"{label}: starting") as status:
-                progress = functools.partial(_show_progress, status, label, setup.turns)
-                results.append(await run_agent_host(skew, setup, upstream, options, progress))
-    return results
-
-
-def main_agent_host(args: argparse.Namespace, setup: Setup, console: Console) -> int:
-    """Run the Agent Host, print its table (and JSON); always 0: overflows are figures here."""
-    started = benchlib.now()
-    results = asyncio.run(simulate_agent_host(args, setup, console))
-    options = f"factor {args.ah_factor:g}" + (", usage" if args.ah_usage else "")
-    options += ", retry after overflow" if args.ah_retry_overflow else ""
-    rows = print_agent_host_report(console, results, f"Agent Host (a model; {options})")
-    if args.json is not None:
-        payload = {
-            "setup": attrs.asdict(setup),
-            "runtime": "agent-host",
-            "options": {
-                "factor": args.ah_factor,
-                "usage": args.ah_usage,
-                "retry_overflow": args.ah_retry_overflow,
-            },
-            "runs": [row.to_json() for row in rows],
-            "requests": {f"{1 + r.skew:.2f}": request_rows(r) for r in results},
-        }
-        args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    console.print(f"[dim]took {benchlib.now() / 1e9 - started / 1e9:.0f} s[/dim]")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run, print the tables, draw the SVG; exit 1 if tokengauge overflowed."""
     args = parse_args(argv)
@@ -290,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tools = "39 recorded tools" if args.scenario == "host" else f"{setup.tool_count} tools"
     console.print(
-        f"[bold]summarization simulator[/bold] ({args.scenario}, {args.runtime}): "
+        f"[bold]summarization simulator[/bold] ({args.scenario}): "
         f"{setup.turns} turns, seed "
         f"{setup.seed}, window {setup.window:,}, maxOutputTokens {setup.max_output_tokens:,}, "
         f"{tools}; true tokenizer {args.encoding} × (1 + skew) + "
@@ -298,8 +221,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"+ {args.per_tool_overhead}/tool, + {args.fixed_overhead}, {args.image_tokens}/image; "
         f"tokengauge sees family {args.family!r}"
     )
-    if args.runtime == "agent-host":
-        return main_agent_host(args, setup, console)
     started = benchlib.now()
     results = asyncio.run(simulate(args, setup, console))
     title = "sweep" if len(args.skew_list) > 1 else f"skew {args.skew_list[0] * 100:+.0f}%"

@@ -17,6 +17,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
+const { activateCopilot } = require('../copilotDriver');
 const { control } = require('../support');
 
 const env = process.env;
@@ -84,8 +85,7 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
                 await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
             }
         } else {
-            const copilot = vscode.extensions.getExtension('GitHub.copilot-chat');
-            await copilot.activate();
+            await activateCopilot({ vendor: 'tokengauge' }); // Custom Endpoint is Copilot Chat's
             await vscode.commands.executeCommand('lm.addLanguageModelsProviderGroup', {
                 name: 'AgentHost', vendor: 'customendpoint', apiKey: API_KEY, apiType: 'chat-completions',
                 models: RUNTIMES.flatMap((_, r) => RUNS.map((run) => ({ id: `${run.model}-r${r}`, name: `${run.model}-r${r}`, url: `${run.upstream}/v1`, toolCalling: true,
