@@ -46,8 +46,8 @@ bash scripts/vscode-host/setup.sh > /dev/null || { echo "vscode-host setup faile
 RUNTIMES=()
 for name in $RUNTIME_NAMES; do
     case "$name" in
-        vscode) RUNTIMES+=("{\"name\": \"VS Code 1.139.1 (1.0.85)\", \"path\": \"$VSC_HOME/cs/node_modules/code-server/lib/vscode/node_modules/@github/copilot-sdk-linux-x64/prebuilds/linux-x64/copilot-runtime\"}");;
-        cli) RUNTIMES+=("{\"name\": \"Copilot CLI 1.0.102\", \"path\": \"$VSC_HOME/copilot/node_modules/@github/copilot-linux-x64/copilot\"}");;
+        vscode) RUNTIMES+=("{\"name\": \"VS Code 1.139.1 (1.0.85)\", \"takesUsage\": false, \"path\": \"$VSC_HOME/cs/node_modules/code-server/lib/vscode/node_modules/@github/copilot-sdk-linux-x64/prebuilds/linux-x64/copilot-runtime\"}");;
+        cli) RUNTIMES+=("{\"name\": \"Copilot CLI 1.0.102\", \"takesUsage\": true, \"path\": \"$VSC_HOME/copilot/node_modules/@github/copilot-linux-x64/copilot\"}");;
         *) echo "unknown runtime $name"; echo "0 passed, 1 failed"; exit 1;;
     esac
 done

@@ -78,6 +78,9 @@ void test("a Chat Completions server's reasoning, as both runtimes carry it back
     assert.deepEqual(toPart(new LanguageModelThinkingPart('Read it first.', 'a1b2', { encrypted_content: encrypted })), part);
     // The Agents window: an item id of its own, the summary pieces as the value.
     assert.deepEqual(toPart(new LanguageModelThinkingPart(['Read it ', 'first.'], 'rs_byok_1', { encrypted_content: encrypted })), part);
+    // Fields VS Code adds to a thinking part's metadata (vscode #337307) are never carried to a server.
+    const leaked = { encrypted_content: encrypted, cot_id: 'cot_1', cot_summary: 'Read it.', vscode_reasoning_done: true };
+    assert.deepEqual(toPart(new LanguageModelThinkingPart('Read it first.', 'rs_byok_2', leaked)), part);
     // Only what is there is carried; a damaged value is not ours and is read as before.
     assert.deepEqual(toPart(new LanguageModelThinkingPart('Hm.', undefined, { encrypted_content: encodeReasoning({ type: 'thinking', value: '', field: 'reasoning_content' }) })), {
         type: 'thinking', value: 'Hm.', field: 'reasoning_content',

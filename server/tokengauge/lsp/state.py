@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 AUTOSAVE_CHECK_SECONDS: Final = 1.0
 SEMCONV_OPT_IN: Final = "OTEL_SEMCONV_STABILITY_OPT_IN"
+WARM_CHAT_WAIT: Final = 5.0
+"""Seconds a shutdown waits for the chat path's warm-up (it takes 60–100 ms once started)."""
 EARLY_LIMIT: Final = 256
 """Requests kept for telemetry while it starts, at most."""
 
@@ -95,6 +97,7 @@ class TokenGaugeServer(LanguageServer):
         self._chats: ChatRunner | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._warming = False
+        self._warm_chat: threading.Thread | None = None
         self._telemetry: Telemetry | None = None
         self._ended_early: list[EndedRequest] | None = None
         """Requests that ended while telemetry was starting (sent once it has)."""
@@ -195,7 +198,10 @@ class TokenGaugeServer(LanguageServer):
         offered = [model.encoding for model in gauge.catalog]
         if offered:
             gauge.encodings.warm(gauge.counts.start_encodings(offered))
-        threading.Thread(target=warm_chat_path, name="tokengauge-warm-chat", daemon=True).start()
+        self._warm_chat = threading.Thread(
+            target=warm_chat_path, name="tokengauge-warm-chat", daemon=True
+        )
+        self._warm_chat.start()
         self.read_served()
 
     def read_served(self, provider_id: str | None = None, api_key: str | None = None) -> None:
@@ -252,9 +258,13 @@ class TokenGaugeServer(LanguageServer):
         self.protocol.notify(protocol.CALIBRATION, unstructure(payload))
 
     async def shutdown_state(self) -> None:
-        """Stop the background tasks; close the HTTP connections and the ledger."""
+        """Stop the background tasks; let the chat path's warm-up end (its imports write the
+        bytecode every later start reads: cut off, the next start compiles them again); close the
+        HTTP connections and the ledger."""
         for task in list(self._background):
             task.cancel()
+        if self._warm_chat is not None:
+            await asyncio.to_thread(self._warm_chat.join, WARM_CHAT_WAIT)
         if self._chats is not None:
             await self._chats.client.aclose()
         if self._telemetry is not None:
