@@ -146,7 +146,9 @@ class ChatRequest:
         fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params)
         text: list[str] | None = [] if shared.capture_content else None
         answer = Answer(sink, params.request_id, fitting, text)
-        declared_then = gauge.offer.declarations.get(model).max_input
+        # Only the Agents window's runtime keeps the limit its session began with.
+        agent_host = params.client == AGENT_HOST
+        declared_then = gauge.offer.declarations.get(model).max_input if agent_host else 0
         return cls(shared, params, route, fitting, answer, asked, declared_then=declared_then)
 
     async def run(self) -> ChatResult:

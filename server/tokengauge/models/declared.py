@@ -5,9 +5,9 @@ Copilot meters a conversation with its own o200k_base, not with the API tokenize
   and compacts once `(its count + toolTokens) ÷ maxInputTokens` reaches ~0.8; `toolTokens` comes
   from us and puts its budget's edge where the true budget is (`scales.copilot_tools_target`),
   as far as it can go (not below the formula's floor);
-- the Agent Host takes `maxInputTokens + maxOutputTokens` as the window and compacts at 0.80 of
-  it, blocks at 0.95, counting everything itself with its own tokenizer; nothing we answer
-  reaches it but this sum.
+- the Agents window's runtime is given `maxInputTokens` as its limit (VS Code 1.139.1's bridge
+  passes it as `maxPromptTokens`) when a session begins, and compacts at 0.80 of it, blocks at
+  0.95, counting everything itself with its own tokenizer (measured, ARCHITECTURE §1).
 So the sizes are declared in the client's units, `r` being the API's tokens per token of an
 o200k count of the whole request (learned from every response):
 - above 1, the true window and input budget ÷ r: the Agent Host compacts and blocks at its
