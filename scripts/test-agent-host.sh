@@ -9,7 +9,7 @@
 # counts `cl100k_base × skew` (messages and tools). Ends with the plain `N passed, N failed` line and
 # a table of the figures per session (docs/BENCHMARKS.md, Step 20).
 # Env: TG_PYTHON (the upstream's Python, default .venv/bin/python), TG_VSIX_PYTHON (the Python the
-# installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "1.0 1.45 1.8
+# installed VSIX runs on, default /usr/bin/python3), TG_AGENT_HOST_SKEWS (default "0.75 1.0 1.45 1.8
 # 1.0:24000": skew[:the true window, when the declared one, WINDOW, is set too large]),
 # TG_AGENT_HOST_RUNTIMES (default "vscode cli"), TG_AGENT_HOST_TURNS (default 14),
 # TG_AGENT_HOST_PASSES (default "cold warm": each model's first session, then a second one),
@@ -18,7 +18,8 @@
 # of tool calls: deepseek, the default, or another of reasoning.py's presets; empty: none),
 # TG_AGENT_HOST_EVENTS (set: print the runtime's compaction, truncation, retry and error events),
 # TG_AGENT_HOST_COUNTER (tokengauge, the default, asserted; customendpoint: the same sessions through
-# VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md).
+# VS Code's built-in Custom Endpoint, the true window declared, measured for docs/BENCHMARKS.md; both,
+# "tokengauge customendpoint": one host run after the other against the same upstreams, one table).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${TG_IN_NETNS:-}" ]; then  # the runtime must reach nothing but loopback
@@ -28,13 +29,13 @@ fi
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
 VSIX_PY=${TG_VSIX_PYTHON:-/usr/bin/python3}
-SKEWS=${TG_AGENT_HOST_SKEWS:-1.0 1.45 1.8 1.0:24000}
+SKEWS=${TG_AGENT_HOST_SKEWS:-0.75 1.0 1.45 1.8 1.0:24000}
 RUNTIME_NAMES=${TG_AGENT_HOST_RUNTIMES:-vscode cli}
 TURNS=${TG_AGENT_HOST_TURNS:-14}
 PASSES=${TG_AGENT_HOST_PASSES:-cold warm}
 WINDOW=${TG_AGENT_HOST_WINDOW:-40000}
 OUTPUT=${TG_AGENT_HOST_OUTPUT:-4096}
-COUNTER=${TG_AGENT_HOST_COUNTER:-tokengauge}
+COUNTERS=${TG_AGENT_HOST_COUNTER:-tokengauge}
 REASONING=${TG_AGENT_HOST_REASONING-deepseek}
 VSC_HOME=$(realpath "${VSC_HOME:-$HOME/.cache/vscode-host}")
 VERSION=$(node -p 'require("./package.json").version')
@@ -96,18 +97,26 @@ cat > "$WORK/settings.json" <<JSON
   "workbench.startupEditor": "none",
   "telemetry.telemetryLevel": "off",
   "chat.allowAnonymousAccess": true,
+  "chat.agent.enabled": true,
+  "chat.byokUtilityModelDefault": "mainAgent",
   "tokenGauge.pythonPath": "$VSIX_PY",
   "tokenGauge.logLevel": "debug",
   "tokenGauge.providers": [$(join "${PROVIDERS[@]}")],
   "tokenGauge.models": [$(join "${MODELS[@]}")]
 }
 JSON
-ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_AGENT_HOST_EVENTS": sys.argv[9], "TG_AGENT_HOST_REASONING": sys.argv[10], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
-    "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES" "${TG_AGENT_HOST_EVENTS:-}" "$REASONING_RUN")
-echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
-bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
-    --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run.log"
-rc=${PIPESTATUS[0]}
+rc=0
+: > "$WORK/run.log"; : > "$WORK/counts"
+for COUNTER in $COUNTERS; do  # one host run each, the same upstreams and sessions
+    ENVJSON=$("$PY" -c 'import json, sys; print(json.dumps({"TG_HOST_SUITE": "agent-host", "TG_AGENT_HOST_RUNS": sys.argv[1], "TG_AGENT_HOST_RUNTIMES": sys.argv[2], "TG_AGENT_HOST_VENDOR": sys.argv[3], "TG_AGENT_HOST_TURNS": sys.argv[4], "TG_AGENT_HOST_PASSES": sys.argv[8], "TG_AGENT_HOST_API_KEY": sys.argv[5], "TG_COPILOT_SDK": sys.argv[6], "TG_AGENT_HOST_CACHE": sys.argv[7], "TG_AGENT_HOST_EVENTS": sys.argv[9], "TG_AGENT_HOST_REASONING": sys.argv[10], "TG_HOST_TEST_TIMEOUT_MS": "900000"}))' \
+        "[$(join "${RUNS[@]}")]" "[$(join "${RUNTIMES[@]}")]" "$COUNTER" "$TURNS" "$KEY" "$VSC_HOME/copilot/node_modules/@github/copilot-sdk" "$VSC_HOME/copilot" "$PASSES" "${TG_AGENT_HOST_EVENTS:-}" "$REASONING_RUN")
+    echo "== agent-host suite ($COUNTER; runtimes: $RUNTIME_NAMES; skews: $SKEWS)"
+    bash scripts/vscode-host/run-ext-tests.sh "$WORK/bridge/extension" extension/test/host/index.js "$ENVJSON" \
+        --settings "$WORK/settings.json" --install-vsix "$VSIX" --timeout 1200000 2>&1 | tee "$WORK/run-$COUNTER.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    cat "$WORK/run-$COUNTER.log" >> "$WORK/run.log"
+    grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run-$COUNTER.log" | tail -n 1 >> "$WORK/counts"
+done
 grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
 const { table } = require(process.argv[1]);
 const text = require("fs").readFileSync(0, "utf8").trim();
@@ -118,7 +127,6 @@ table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "req
         r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
 ' "$REPO/scripts/markdown-table.js"
 grep -o 'agent-host-reasoning {.*}' "$WORK/run.log" | cut -d' ' -f2-
-line=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$WORK/run.log" | tail -n 1)
 echo "agent-host suite: logs in $WORK"
-echo "${line:-0 passed, 1 failed}"
+awk '{p += $1; f += $3; n++} END {if (!n) f = 1; printf "%d passed, %d failed\n", p, f}' "$WORK/counts"
 exit "$rc"

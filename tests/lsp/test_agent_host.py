@@ -24,9 +24,22 @@ from tests.lsp.chat_helpers import (
     conversation,
     text_message,
 )
+from tokengauge.chat.compaction import SUMMARY_INSTRUCTIONS
+from tokengauge.counting.encodings import build_encoding
 
 MODEL = "gpt-4o"
 SKEW = 1.6
+SMALL = {
+    "id": "small",
+    "provider": "up-openai",
+    "name": "Small (test)",
+    "family": "gpt-4o",
+    "contextWindow": 8_000,
+    "maxOutputTokens": 1_000,
+}
+"""A model whose requests may have 8,000 − 1,000 (output) − 128 (safety) = 6,872 input tokens."""
+SMALL_TARGET = 6_872
+WORDS = "ledger window budget summary stream "
 
 
 @pytest_lsp.fixture(config=SERVER)
@@ -37,7 +50,9 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     async with running_upstream(config) as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
-        await initialize(lsp_client, chat_options(str(tmp_path / "storage"), up.base_url))
+        options = chat_options(str(tmp_path / "storage"), up.base_url)
+        options["models"].append(SMALL)
+        await initialize(lsp_client, options)
         yield
         await lsp_client.shutdown_session()
 
@@ -120,3 +135,77 @@ async def test_an_overflow_says_prompt_is_too_long_to_the_runtime_only(
     assert caught.value.data == {"kind": "overflow"}
     assert "cannot fit" in message
     assert ("prompt is too long" in message) is said
+
+
+def sized(tokens: int) -> str:
+    """Text of about `tokens` o200k tokens."""
+    encoding = build_encoding("o200k_base")
+    text = WORDS * (tokens // 5)
+    while len(encoding.encode(text)) > tokens:
+        text = text[: -len(WORDS)]
+    return text
+
+
+def text_of(client: LanguageClient, params: dict) -> str:
+    """The text of the answer to the chat of `params`."""
+    parts = client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
+    return "".join(p["value"] for p in parts if p["type"] == "text")
+
+
+def earlier_turn() -> list[dict]:
+    """A conversation's first turn: an ask, a read and its result, the answer."""
+    call_part = {"type": "toolCall", "callId": "c1", "name": "read_file", "input": {"path": "a"}}
+    result = {"type": "toolResult", "callId": "c1", "content": [{"type": "text", "value": "ok"}]}
+    return [
+        text_message("system", "You are the runtime's agent."),
+        text_message("user", "Read a."),
+        {"role": "assistant", "content": [call_part]},
+        {"role": "user", "content": [result]},
+        text_message("assistant", "Read it."),
+    ]
+
+
+async def test_a_turn_that_fits_but_whose_summary_would_not_asks_the_runtime_to_compact(
+    client: LanguageClient, upstream: Upstream
+):
+    """The runtime's request for a summary is the conversation and its instructions after it: a
+    turn that fits but leaves no room for them is refused once in the runtime's words (so that
+    it compacts while its summary can see everything); sent again, it is sent as it is. The chat
+    panel's is sent at once."""
+    upstream.config.model.scale = upstream.config.model.tool_scale = 1.0
+    size = SMALL_TARGET - SUMMARY_INSTRUCTIONS + 200  # fits; with the instructions, would not
+    messages = [*earlier_turn(), text_message("user", "Now this: " + sized(size))]
+    params = chat_params("small", messages, client="agentHost", tools=[READ_FILE])
+    with pytest.raises(JsonRpcException) as caught:
+        await call(client, "tokenGauge/chat", params)
+    assert caught.value.message.startswith("The prompt is too long for Small (test)")
+    assert upstream.model_requests == []  # refused before it was sent
+    again = chat_params("small", messages, client="agentHost", tools=[READ_FILE])
+    await call(client, "tokenGauge/chat", again)
+    panel = chat_params("small", messages, tools=[READ_FILE])
+    await call(client, "tokenGauge/chat", panel)
+    assert len(upstream.model_requests) == 2
+    for sent in (again, panel):
+        assert not text_of(client, sent).startswith("*Token Gauge")  # nothing was cut
+
+
+@pytest.mark.parametrize(
+    ("last", "noted"),
+    [
+        ("Please create a detailed summary of the conversation so far. The history is", False),
+        ("And what does it say?", True),
+    ],
+)
+async def test_a_summary_the_ladder_fitted_carries_no_note(
+    client: LanguageClient, upstream: Upstream, last: str, noted: bool
+):
+    """A summary's text becomes the conversation from then on: the note of what the ladder cut
+    would be sent with every later request, and no person reads it. An answer begins with it."""
+    upstream.config.model.scale = upstream.config.model.tool_scale = 1.0
+    messages = earlier_turn()
+    messages[3]["content"][0]["content"] = [{"type": "text", "value": sized(SMALL_TARGET)}]
+    params = chat_params("small", [*messages, text_message("user", last)])
+    await call(client, "tokenGauge/chat", params)
+    assert text_of(client, params).startswith("*Token Gauge: this request did not fit") is noted
+    record = (await call(client, "tokenGauge/usage", {}))["history"][-1]
+    assert record["trimmedTokens"] > 0  # the status and the dashboard still say what was cut

@@ -13,6 +13,7 @@ import attrs
 import httpx
 
 from tokengauge.activity.conversations import ANSWER_HEAD
+from tokengauge.chat.compaction import is_summary
 from tokengauge.chat.output import ChatSink
 from tokengauge.chat.reasoning import text_key
 from tokengauge.chat.recovery import Fitting
@@ -62,7 +63,7 @@ class Answer:
     head: str = ""
     """The beginning of the answer's text (the usage history tells conversations by it)."""
     noted: bool = False
-    """The answer began with the note of what the ladder cut."""
+    """Whether the answer should begin with the note of what the ladder cut was decided."""
     fence_open: bool = False
     """The answer's text so far leaves a code block open (a note must close it first)."""
     tail: str = ""
@@ -77,11 +78,14 @@ class Answer:
     def begin(self) -> None:
         """Begin the answer with what the ladder cut, once: the person must know the model did
         not see everything (a text part: the only kind VS Code shows; the next requests leave it
-        out again, `notes.without_notes`)."""
+        out again, `notes.without_notes`). Not a summary's: its text becomes the conversation
+        Copilot and the runtime send from then on, the note with it, and no person reads it."""
         fitted = self.fitting.fitted
         if self.noted or not fitted.changed:
             return
         self.noted = True
+        if is_summary(self.fitting.params.messages):
+            return
         note = ladder_note(self.fitting.route.model.name, fitted)
         self.sink.part(self.request_id, TextPart(note))
 

@@ -1,11 +1,13 @@
 """Asking the Agents window's runtime to compact (ARCHITECTURE §1).
 
 The runtime summarizes a conversation and sends the turn again when a request fails with "prompt
-is too long", and for no other error. So a request of its that the send path would have to cut
-from earlier rounds is refused in those words instead, once: VS Code 1.139.1's runtime (1.0.85)
-takes no reported prompt count above its own, and on a skewed tokenizer this is what makes it
-compact. When it sends the very same request again (it compacts once per turn, then retries), the
-request is fitted as the chat panel's are.
+is too long", and for no other error. So a request of its is refused in those words instead, once,
+when the send path would have to cut it from earlier rounds, or when it fits but the runtime's own
+request for a summary (the same conversation and its instructions after it) would not: VS Code
+1.139.1's runtime (1.0.85) takes no reported prompt count above its own, and on a skewed tokenizer
+this is what makes it compact, with the whole conversation in view. When it sends the very same
+request again (it compacts once per turn, then retries), the request is fitted as the chat
+panel's are.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ RUNTIME_OVERFLOW: Final = "The prompt is too long"
 turn fails: measured)."""
 EARLIER_RUNGS: Final = ("reasoning", "toolResults", "history")
 """The ladder's rungs that take from what the runtime's compaction would summarize."""
+SUMMARY_INSTRUCTIONS: Final = 1_000
+"""The runtime's instructions when it asks for a summary, in o200k tokens, about: 964 in VS Code
+1.139.1's (measured); they follow the whole conversation, tools and all."""
 ASKS_KEPT: Final = 256
 """Requests refused so remembered (LRU): the runtime sends one again at once, if at all."""
 
@@ -39,15 +44,20 @@ class CompactionAsks:
     def __init__(self) -> None:
         self._asked: cachetools.LRUCache[str, bool] = cachetools.LRUCache(ASKS_KEPT)
 
-    def ask(self, messages: Sequence[Message], fitted: Fitted) -> bool:
-        """Whether to refuse a request of `messages` the ladder fitted as `fitted`, asking the
-        runtime to compact: it would be cut from earlier rounds of a conversation with more than
-        one user message (a compaction leaves one, and the runtime's own request for a summary
-        is one), and it was not refused so before."""
-        if not any(fitted.removed.get(rung) for rung in EARLIER_RUNGS):
+    def ask(
+        self, messages: Sequence[Message], fitted: Fitted, estimate: RequestEstimate, target: int
+    ) -> bool:
+        """Whether to refuse a request of `messages` (`estimate`d, at most `target` tokens of
+        input allowed) that the ladder fitted as `fitted`, asking the runtime to compact: it would
+        be cut from earlier rounds, or the runtime's request for a summary of it would not fit,
+        in a conversation with more than one user message (a compaction leaves one, and the
+        runtime's own request for a summary is one); and it was not refused so before."""
+        summary = estimate.total + round(SUMMARY_INSTRUCTIONS * estimate.ratios["text"])
+        cut = any(fitted.removed.get(rung) for rung in EARLIER_RUNGS)
+        if not cut and summary <= target:
             return False
         asked = [m for m in messages if m.role == "user" and not _only_results(m)]
-        if len(asked) < 2 or request_kind(messages, 0, 0) == "summarize":
+        if len(asked) < 2 or is_summary(messages):
             return False
         key = _digest(messages)
         if key in self._asked:
@@ -56,13 +66,18 @@ class CompactionAsks:
         return True
 
 
+def is_summary(messages: Sequence[Message]) -> bool:
+    """Whether the request asks for a summary of its conversation (Copilot's or the runtime's)."""
+    return request_kind(messages, 0, 0) == "summarize"
+
+
 def compact_first_message(model: ModelSpec, estimate: RequestEstimate, window: int) -> str:
     """The refusal: in the runtime's words first, then what a person should know."""
     return (
         f"{RUNTIME_OVERFLOW} for {model.name}: the conversation comes to about "
-        f"{compact(estimate.total)} tokens of its {compact(window)}-token window. Token Gauge "
-        "would have to cut earlier messages to send it; the conversation is compacted and the "
-        "turn sent again instead."
+        f"{compact(estimate.total)} tokens of its {compact(window)}-token window, too near its "
+        "end to go on (or to be summarized later) without cutting earlier messages; the "
+        "conversation is compacted and the turn sent again instead."
     )
 
 

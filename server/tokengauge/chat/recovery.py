@@ -116,7 +116,10 @@ class Fitting:
             raise ChatError(
                 "overflow", _cannot_fit_message(model, exc, room, params.client)
             ) from None
-        if params.client == AGENT_HOST and self.asks.ask(params.messages, fitted):
+        target = room.target(room.floor)
+        if params.client == AGENT_HOST and self.asks.ask(
+            params.messages, fitted, self.estimate, target
+        ):
             raise ChatError("overflow", compact_first_message(model, self.estimate, window))
         if fitted.changed:
             log.warning(

@@ -18,7 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const vscode = require('vscode');
-const { activateCopilot } = require('../copilotDriver');
+const { activateCopilot, findModel } = require('../copilotDriver');
 const { control } = require('../support');
 
 const env = process.env;
@@ -80,13 +80,15 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
         assert.ok(RUNS.length && RUNTIMES.length, 'TG_AGENT_HOST_RUNS and TG_AGENT_HOST_RUNTIMES must be set');
         sdk = require(env.TG_COPILOT_SDK);
         bridge = await bridgeExtension().activate();
-        if (TOKENGAUGE) {
-            await gauge();
-            for (const run of [...RUNS, ...(REASONING ? [REASONING] : [])]) {
-                await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
-            }
-        } else {
-            await activateCopilot({ vendor: 'tokengauge' }); // Custom Endpoint is Copilot Chat's
+        await gauge();
+        for (const run of [...RUNS, ...(REASONING ? [REASONING] : [])]) {
+            await vscode.commands.executeCommand('tokenGauge.setApiKey', run.provider, API_KEY);
+        }
+        if (!TOKENGAUGE) {
+            // Custom Endpoint is Copilot Chat's, which activates after one request to another
+            // extension's model (scripts/vscode-host/COPILOT.md): tokengauge's, once listed.
+            assert.ok(await findModel({ vendor: 'tokengauge' }), 'no tokengauge model listed to activate Copilot with');
+            await activateCopilot({ vendor: 'tokengauge' });
             await vscode.commands.executeCommand('lm.addLanguageModelsProviderGroup', {
                 name: 'AgentHost', vendor: 'customendpoint', apiKey: API_KEY, apiType: 'chat-completions',
                 models: RUNTIMES.flatMap((_, r) => RUNS.map((run) => ({ id: `${run.model}-r${r}`, name: `${run.model}-r${r}`, url: `${run.upstream}/v1`, toolCalling: true,
