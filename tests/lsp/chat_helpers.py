@@ -100,6 +100,11 @@ def answer_message(parts: list[dict[str, Any]], model_id: str) -> dict[str, Any]
     return {"role": "assistant", "content": content}
 
 
+def text_of(parts: list[dict[str, Any]]) -> str:
+    """The text of an answer's parts."""
+    return "".join(p["value"] for p in parts if p["type"] == "text")
+
+
 def chat_params(model_id: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     """`tokenGauge/chat` params with a fresh request id and the test key."""
     return {

@@ -23,6 +23,7 @@ from tests.lsp.chat_helpers import (
     chat_params,
     conversation,
     text_message,
+    text_of,
 )
 from tokengauge.chat.compaction import SUMMARY_INSTRUCTIONS
 from tokengauge.counting.encodings import build_encoding
@@ -146,10 +147,9 @@ def sized(tokens: int) -> str:
     return text
 
 
-def text_of(client: LanguageClient, params: dict) -> str:
+def answer_text(client: LanguageClient, params: dict) -> str:
     """The text of the answer to the chat of `params`."""
-    parts = client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
-    return "".join(p["value"] for p in parts if p["type"] == "text")
+    return text_of(client.part_log.of(params["requestId"]))  # type: ignore[attr-defined]
 
 
 def earlier_turn() -> list[dict]:
@@ -186,7 +186,7 @@ async def test_a_turn_that_fits_but_whose_summary_would_not_asks_the_runtime_to_
     await call(client, "tokenGauge/chat", panel)
     assert len(upstream.model_requests) == 2
     for sent in (again, panel):
-        assert not text_of(client, sent).startswith("*Token Gauge")  # nothing was cut
+        assert not answer_text(client, sent).startswith("*Token Gauge")  # nothing was cut
 
 
 @pytest.mark.parametrize(
@@ -206,6 +206,6 @@ async def test_a_summary_the_ladder_fitted_carries_no_note(
     messages[3]["content"][0]["content"] = [{"type": "text", "value": sized(SMALL_TARGET)}]
     params = chat_params("small", [*messages, text_message("user", last)])
     await call(client, "tokenGauge/chat", params)
-    assert text_of(client, params).startswith("*Token Gauge: this request did not fit") is noted
+    assert answer_text(client, params).startswith("*Token Gauge: this request did not fit") is noted
     record = (await call(client, "tokenGauge/usage", {}))["history"][-1]
     assert record["trimmedTokens"] > 0  # the status and the dashboard still say what was cut

@@ -15,7 +15,7 @@ from pytest_lsp import LanguageClient
 from tests.harness.fake_upstream.config import ListedModel, ModelBehavior, Reply, UpstreamConfig
 from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import SERVER, call, initialize, plain
-from tests.lsp.chat_helpers import PartLog, chat_params
+from tests.lsp.chat_helpers import PartLog, chat_params, text_of
 from tests.lsp.helpers import text_message
 
 NATIVE = 131_072
@@ -106,10 +106,6 @@ async def chat(client: LanguageClient, messages: list[dict[str, Any]]) -> list[d
     params = chat_params(MODEL, messages)
     await call(client, "tokenGauge/chat", params)
     return client.part_log.of(params["requestId"])  # type: ignore[attr-defined,no-any-return]
-
-
-def text_of(parts: list[dict[str, Any]]) -> str:
-    return "".join(p["value"] for p in parts if p["type"] == "text")
 
 
 OLLAMA = ("ollama", {}, {})

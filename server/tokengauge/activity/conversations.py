@@ -71,12 +71,18 @@ class Placement:
     summarized: bool = False
 
 
+def is_summary(messages: Sequence[Message]) -> bool:
+    """Whether the request asks for a summary of its conversation: Copilot's instruction, or the
+    Agents window runtime's, is in its last user message."""
+    users = [message for message in messages if message.role == "user"]
+    return bool(users) and any(mark in _text(users[-1]) for mark in SUMMARIZE_MARKS)
+
+
 def request_kind(messages: Sequence[Message], tools: int, helper_max_messages: int) -> RequestKind:
     """A summarization (Copilot's instruction ends the request); one of Copilot's helpers (no
     tools, at most `helper_max_messages` messages, and not Copilot's chat prompt: an ask-mode
     question is as short); else a turn of a conversation."""
-    users = [message for message in messages if message.role == "user"]
-    if users and any(mark in _text(users[-1]) for mark in SUMMARIZE_MARKS):
+    if is_summary(messages):
         return "summarize"
     if tools or len(messages) > helper_max_messages:
         return "turn"

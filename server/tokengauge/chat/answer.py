@@ -12,8 +12,7 @@ from typing import Any
 import attrs
 import httpx
 
-from tokengauge.activity.conversations import ANSWER_HEAD
-from tokengauge.chat.compaction import is_summary
+from tokengauge.activity.conversations import ANSWER_HEAD, is_summary
 from tokengauge.chat.output import ChatSink
 from tokengauge.chat.reasoning import text_key
 from tokengauge.chat.recovery import Fitting
@@ -63,7 +62,7 @@ class Answer:
     head: str = ""
     """The beginning of the answer's text (the usage history tells conversations by it)."""
     noted: bool = False
-    """Whether the answer should begin with the note of what the ladder cut was decided."""
+    """The note of what the ladder cut was dealt with: sent, or left out of a summary."""
     fence_open: bool = False
     """The answer's text so far leaves a code block open (a note must close it first)."""
     tail: str = ""

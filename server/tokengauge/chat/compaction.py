@@ -19,7 +19,7 @@ from typing import Final
 
 import cachetools
 
-from tokengauge.activity.conversations import request_kind
+from tokengauge.activity.conversations import is_summary
 from tokengauge.calibration.ladder import Fitted
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.formatting import compact
@@ -64,11 +64,6 @@ class CompactionAsks:
             return False
         self._asked[key] = True
         return True
-
-
-def is_summary(messages: Sequence[Message]) -> bool:
-    """Whether the request asks for a summary of its conversation (Copilot's or the runtime's)."""
-    return request_kind(messages, 0, 0) == "summarize"
 
 
 def compact_first_message(model: ModelSpec, estimate: RequestEstimate, window: int) -> str:

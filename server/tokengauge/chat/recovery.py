@@ -116,9 +116,8 @@ class Fitting:
             raise ChatError(
                 "overflow", _cannot_fit_message(model, exc, room, params.client)
             ) from None
-        target = room.target(room.floor)
         if params.client == AGENT_HOST and self.asks.ask(
-            params.messages, fitted, self.estimate, target
+            params.messages, fitted, self.estimate, room.target(room.floor)
         ):
             raise ChatError("overflow", compact_first_message(model, self.estimate, window))
         if fitted.changed:
