@@ -33,7 +33,7 @@ def place(
     conversations: Conversations,
     messages: list[Message],
     tools: int = 3,
-    calls: tuple[str, ...] = (),
+    calls: tuple[ToolCallPart, ...] = (),
     answer: str = "",
 ) -> Placement:
     kind = request_kind(messages, tools, helper_max_messages=2)
@@ -89,14 +89,31 @@ def test_a_chat_stays_one_conversation_and_another_chat_is_another():
 def test_the_tool_calls_of_an_answer_tie_the_next_request_to_it():
     """Copilot's agent renders the turn's user message anew once tool calls follow it."""
     conversations = Conversations()
+    read = ToolCallPart("c1", "read_file", {"path": "a.py"})
     first = place(
-        conversations, [SYSTEM, ENVIRONMENT, user("<reminder/>fix the parser")], calls=["c1"]
+        conversations, [SYSTEM, ENVIRONMENT, user("<reminder/>fix the parser")], calls=(read,)
     )
     call = Message("assistant", [ToolCallPart("c1", "read_file", {"path": "a.py"})])
     result = Message("user", [ToolResultPart("c1", [TextPart("print(1)")])])
     second = place(conversations, [SYSTEM, ENVIRONMENT, user("fix the parser"), call, result])
     other = place(conversations, [SYSTEM, ENVIRONMENT, user("write the docs")])
     assert first.conversation == second.conversation != other.conversation
+
+
+def test_numbered_tool_call_ids_tie_no_two_chats():
+    """Kimi K2 numbers its calls (`functions.<name>:<index>`): every chat's first call of a tool
+    has the same id; its arguments tell the chats apart."""
+    conversations = Conversations()
+    chats = []
+    for path in ("a.py", "b.py"):
+        read = ToolCallPart("functions.read_file:0", "read_file", {"path": path})
+        turn = user(f"<reminder/>explain {path}")
+        first = place(conversations, [SYSTEM, ENVIRONMENT, turn], calls=(read,))
+        result = Message("user", [ToolResultPart(read.call_id, [TextPart("print(1)")])])
+        again = [SYSTEM, ENVIRONMENT, user(f"explain {path}"), Message("assistant", [read]), result]
+        chats.append((first.conversation, place(conversations, again).conversation))
+    (a1, a2), (b1, b2) = chats
+    assert a1 == a2 and b1 == b2 and a1 != b1
 
 
 def test_an_answer_resent_ties_the_next_turn_to_it():
@@ -228,3 +245,25 @@ def test_a_conversation_told_before_sending_is_the_one_the_request_is_placed_in(
     assert followed == again.conversation == new
     assert other == elsewhere.conversation not in (None, new)
     assert helper is None and titled.conversation is None
+
+
+def runtime_system(session: str) -> Message:
+    """The Agents window runtime's system prompt of `session` (its lines about the session)."""
+    folder = f"/home/me/.copilot/session-state/{session}"
+    return Message(
+        "system", [TextPart(f"You are the GitHub Copilot CLI.\nSession folder: {folder}\n")]
+    )
+
+
+def test_the_agents_window_runtime_s_sessions_are_told_apart_by_their_folder():
+    """Two sessions that say the same, and what one sends after its compaction (nothing shared)."""
+    conversations = Conversations()
+    one, two = (runtime_system(f"{n}b1b369c-6f3b-4bc0-b19d-6d98b9fb5b41") for n in ("e", "f"))
+    turn = [user("read part-1.txt"), assistant("Read it: notes of the project.")]
+    first = place(conversations, [one, *turn, user("read part-2.txt")])
+    other = place(conversations, [two, *turn, user("read part-2.txt")])
+    summary = user("Some of the conversation history has been summarized…<summary>…</summary>")
+    after = place(conversations, [one, summary, user("read part-7.txt")])
+    assert first.conversation == after.conversation != other.conversation
+    windows = Message("system", [TextPart(one.content[0].value.replace("/", "\\"))])
+    assert place(conversations, [windows, user("next")]).conversation == first.conversation

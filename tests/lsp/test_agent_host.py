@@ -121,6 +121,34 @@ async def test_the_runtime_is_told_the_prompt_in_the_units_its_session_meters(
     assert chat["data"]["prompt_tokens"] == round(true_chat * declared / budget)
 
 
+def runtime_prompt(session: str) -> dict:
+    """The runtime's system prompt of `session`: it names the session's folder."""
+    folder = f"/home/me/.copilot/session-state/{session}-6f3b-4bc0-b19d-6d98b9fb5b41"
+    return text_message("system", f"You are the GitHub Copilot CLI.\nSession folder: {folder}")
+
+
+async def test_a_runtime_session_keeps_its_units_after_its_compaction_and_beside_a_twin(
+    client: LanguageClient, upstream: Upstream
+):
+    """After the runtime compacts, a session's requests share no message with its earlier ones,
+    and another session may say the same: its system prompt's session folder tells them apart."""
+    first_declared, budget = await declared_max_input(client)
+    notes = "Read the notes: " + WORDS * 300
+    turn = [runtime_prompt("eb1b369c"), text_message("user", notes)]
+    await usage_of(client, chat_params(MODEL, turn, client="agentHost", tools=[READ_FILE]))
+    declared, _ = await declared_max_input(client)
+    assert declared < first_declared  # the skew was learned
+    summary = text_message("user", "Some of the conversation history has been summarized… " + notes)
+    after = [turn[0], summary, text_message("user", "And the next part?")]
+    again = await usage_of(client, chat_params(MODEL, after, client="agentHost", tools=[READ_FILE]))
+    true_again = upstream.model_requests[1].prompt_tokens
+    assert again["data"]["prompt_tokens"] == math.ceil(true_again * first_declared / budget)
+    twin = [runtime_prompt("0c3e2a19"), *after[1:]]
+    new = await usage_of(client, chat_params(MODEL, twin, client="agentHost", tools=[READ_FILE]))
+    true_new = upstream.model_requests[2].prompt_tokens
+    assert new["data"]["prompt_tokens"] == math.ceil(true_new * declared / budget)
+
+
 @pytest.mark.parametrize(("sent_by", "said"), [("agentHost", True), ("chat", False)])
 async def test_an_overflow_says_prompt_is_too_long_to_the_runtime_only(
     client: LanguageClient, upstream: Upstream, sent_by: str, said: bool

@@ -4,7 +4,7 @@ VS Code gives a provider no chat id, so requests are grouped by what they share:
 chat resends the chat's earlier messages, so a request joins the conversation it shares the most
 messages with. Copilot renders a turn's user message anew once the turn is over or tool calls
 follow it, so the answers tie requests too: a request that carries an earlier answer (its tool
-call ids, which are the API's and unique, or its text's beginning) joins that answer's
+calls, each by id, name and arguments, or its text's beginning) joins that answer's
 conversation. Messages every chat
 of a workspace shares are left out of the comparison: the system prompt and Copilot's agent's
 environment message (`CONTEXT_MARKS`). A summarization request joins the
@@ -13,9 +13,13 @@ summary (whose messages are new: the history was replaced) joins the conversatio
 Helpers (a chat's title, a progress line) belong to none.
 
 Better than any of that: each answer of a conversation ends with a stateful marker naming its
-conversation (`marker`), which both of Copilot's runtimes keep in the history they send back; a
+conversation (`marker`), which the chat panel's agent keeps in the history it sends back; a
 request that brings one back (`marked`) is of that conversation, whatever else it shares, even
-after a restart. Copilot drops the markers of the rounds a summary replaced. A request can be
+after a restart. Copilot drops the markers of the rounds a summary replaced. The Agents window's
+runtime sends none back (VS Code's bridge makes of a marker a response id, which that runtime
+never sends), but its system prompt names the folder of its session, the session's id in it
+(`runtime_session`): its requests are of that session's conversation, before and after a
+compaction, whatever they share with other sessions. A request can be
 told its conversation before it is sent (`ahead`: a new one is new then, and kept when the request
 is placed), so that what it sends can name the conversation its answer's marker will.
 
@@ -46,7 +50,6 @@ from tokengauge.messages import (
     Message,
     TextPart,
     ToolCallPart,
-    ToolResultPart,
 )
 
 CONTEXT_MARKS: Final = ("<environment_info>", "<workspace_info>")
@@ -60,6 +63,12 @@ DIGESTS_KEPT: Final = 50_000
 MARKER_KEY: Final = "tokenGauge"
 """Our key in a stateful marker's JSON (other providers' markers are not ours to read)."""
 CONVERSATION_ID: Final = re.compile(r"[0-9a-f]{8}")
+RUNTIME_SESSION: Final = re.compile(
+    r"Session folder: .*?session-state[\\/]"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+)
+"""The line of the Agents window runtime's system prompt naming its session's folder (1.0.85 and
+1.0.102 alike), the session's id its name."""
 
 
 @attrs.frozen
@@ -105,11 +114,11 @@ class Conversations:
         digests: Sequence[str],
         kind: RequestKind,
         answer_text: str = "",
-        answer_calls: Sequence[str] = (),
+        answer_calls: Sequence[ToolCallPart] = (),
         ahead: str | None = None,
     ) -> Placement:
         """The request's placement; remembers its messages, and its answer (`answer_text`, the
-        ids of the tool calls it made: `answer_calls`), as its conversation's. `ahead`: the
+        tool calls it made: `answer_calls`), as its conversation's. `ahead`: the
         conversation `ahead` gave the request before it was sent (its answer names it)."""
         if kind == "helper":
             return Placement(kind, None)
@@ -143,9 +152,11 @@ class Conversations:
     ) -> tuple[str | None, bool]:
         """The conversation the request joins, if any, and whether it brings a summary in for
         the first time."""
-        brought = marked(messages)
-        compared = [d for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
-        compared += [key for message in messages for key in _answer_keys(message)]
+        brought = runtime_session(messages) or marked(messages)
+        # The answers' keys first: of two conversations shared with as much, the one whose answer
+        # the request repeats (a tool result's message may be any chat's: "ok" to a numbered id).
+        compared = [key for message in messages for key in _answer_keys(message)]
+        compared += [d for m, d in pairs if not any(mark in _text(m) for mark in CONTEXT_MARKS)]
         shared = collections.Counter(
             owner for key in compared if (owner := self._owners.get(key)) is not None
         )
@@ -169,6 +180,16 @@ def new_conversation() -> str:
 def marker(conversation: str) -> str:
     """The stateful marker an answer of `conversation` ends with (JSON)."""
     return json.dumps({MARKER_KEY: {"conversation": conversation}}, separators=(",", ":"))
+
+
+def runtime_session(messages: Sequence[Message]) -> str | None:
+    """The conversation of the Agents window runtime's session whose system prompt names it (the
+    same for every request of the session, also after a restart), or None."""
+    for message in messages:
+        found = RUNTIME_SESSION.search(_text(message)) if message.role == "system" else None
+        if found is not None:
+            return hashlib.sha256(found.group(1).encode()).hexdigest()[:8]
+    return None
 
 
 def marked(messages: Sequence[Message]) -> str | None:
@@ -196,21 +217,21 @@ def _conversation_of(data: str) -> str | None:
 
 
 def _answer_keys(message: Message) -> list[str]:
-    """What ties a message to the answer it repeats: its tool call ids, and for an assistant's
+    """What ties a message to the answer it repeats: its tool calls, and for an assistant's
     message the beginning of its text (whitespace aside)."""
-    keys = [
-        _call_key(part.call_id)
-        for part in message.content
-        if isinstance(part, (ToolCallPart, ToolResultPart))
-    ]
+    keys = [_call_key(part) for part in message.content if isinstance(part, ToolCallPart)]
     head = " ".join(_text(message).split())[:ANSWER_HEAD]
     if message.role == "assistant" and len(head) >= ANSWER_HEAD_MIN:
         keys.append("answer\x1f" + hashlib.sha256(head.encode()).hexdigest())
     return keys
 
 
-def _call_key(call_id: str) -> str:
-    return f"call\x1f{call_id}"
+def _call_key(call: ToolCallPart) -> str:
+    """A tool call by its id, name and arguments: some APIs number their calls rather than give
+    them unique ids (Kimi K2's `functions.<name>:<index>`), the same in every conversation."""
+    arguments = json.dumps(call.input, sort_keys=True, separators=(",", ":"), default=str)
+    called = "\x1f".join((call.call_id, call.name, arguments))
+    return "call\x1f" + hashlib.sha256(called.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _text(message: Message) -> str:

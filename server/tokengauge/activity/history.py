@@ -25,7 +25,7 @@ from tokengauge.calibration.estimates import Calibration
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.counting.request import message_digest
 from tokengauge.ledger.store import Ledger
-from tokengauge.messages import Message, Tool, Usage
+from tokengauge.messages import Message, Tool, ToolCallPart, Usage
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.models.windows import Windows
 from tokengauge.protocol import ModelCost
@@ -181,14 +181,14 @@ class History:
         ladder: Mapping[str, int] | None = None,
         retries: int = 0,
         answer_text: str = "",
-        answer_calls: Sequence[str] = (),
+        answer_calls: Sequence[ToolCallPart] = (),
         held: Sequence[Message] | None = None,
         cut: bool = False,
         ahead: str | None = None,
     ) -> RequestRecord:
         """Add a request to the usage history: its conversation, sizes, usage, cost and fate,
         with the model's sizes and ratios now (`answer_text`, `answer_calls`: the beginning of
-        its answer and its tool calls' ids; `held`: the messages the conversation holds, when
+        its answer and its tool calls; `held`: the messages the conversation holds, when
         the recovery ladder sent fewer; `cut`: the server cut the prompt without an error;
         `ahead`: the conversation `ahead` told)."""
         kind, held, digests = self._placing(messages, tools, estimate, held)

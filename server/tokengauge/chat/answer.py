@@ -16,7 +16,7 @@ from tokengauge.activity.conversations import ANSWER_HEAD, is_summary
 from tokengauge.chat.output import ChatSink
 from tokengauge.chat.reasoning import text_key
 from tokengauge.chat.recovery import Fitting
-from tokengauge.messages import TextPart, ThinkingPart, Usage
+from tokengauge.messages import TextPart, ThinkingPart, ToolCallPart, Usage
 from tokengauge.notes import ladder_note
 from tokengauge.upstream.attribution import Attribution
 from tokengauge.upstream.dialects.body import merged_headers
@@ -55,8 +55,8 @@ class Answer:
     """What the request sends (the answer begins with what the ladder cut of it)."""
     text: list[str] | None = None
     """The whole answer's text, kept only when telemetry captures content."""
-    calls: list[str] = attrs.field(factory=list)
-    """The ids of the tool calls the answer made."""
+    calls: list[ToolCallPart] = attrs.field(factory=list)
+    """The tool calls the answer made."""
     called: set[str] = attrs.field(factory=set)
     """The names of the tools the answer called."""
     head: str = ""
@@ -100,9 +100,9 @@ class Answer:
             self.sink.part(self.request_id, part)
         if isinstance(part, ThinkingPart) and part.carried:
             self.reasoning = part
-        if isinstance(piece, ToolCall):
-            self.calls.append(piece.call_id)
-            self.called.add(piece.name)
+        if isinstance(part, ToolCallPart):
+            self.calls.append(part)
+            self.called.add(part.name)
         elif isinstance(piece, TextDelta):
             self._track_fences(piece.value)
             self.digest.update(piece.value.encode("utf-8", "surrogatepass"))
@@ -114,7 +114,7 @@ class Answer:
 
     def keys(self) -> list[str]:
         """What the answer is known by when it comes back: its tool call ids, else its text."""
-        return list(self.calls) or [text_key(self.digest)]
+        return [call.call_id for call in self.calls] or [text_key(self.digest)]
 
     def _track_fences(self, text: str) -> None:
         """Follow whether the answer's text leaves a code block (```) open."""

@@ -21,6 +21,7 @@ from tests.harness.fake_upstream.faults import send_stream
 from tests.harness.fake_upstream.loading import serve
 from tests.harness.fake_upstream.model import ReplyPlan, count_prompt, pieces_of, plan_reply
 from tests.harness.fake_upstream.records import RecordedRequest
+from tests.harness.fake_upstream.sse import call_id
 
 if TYPE_CHECKING:
     from tests.harness.fake_upstream.server import Upstream
@@ -61,8 +62,8 @@ async def answer(up: Upstream, request: web.Request, record: RecordedRequest) ->
     record.output_tokens = plan.output_tokens
     final = _final(model, evaluated, plan.output_tokens)
     if body.get("stream") is False:
-        return web.json_response({**final, "message": _message(plan, record.id)})
-    messages = _messages(plan, record.id)
+        return web.json_response({**final, "message": _message(plan, record.answer)})
+    messages = _messages(plan, record.answer)
     lines = [_line(_chunk(model, message)) for message in messages] + [_line(final)]
     return await send_stream(
         request,
@@ -103,7 +104,7 @@ def _assistant(content: str = "", thinking: str | None = None) -> dict[str, Any]
 def _tool_calls(plan: ReplyPlan, serial: int) -> list[dict[str, Any]]:
     arguments = json.loads(plan.tool_arguments or "{}")
     function = {"index": 0, "name": plan.tool_name, "arguments": arguments}
-    return [{"id": f"call_test{serial:06d}", "function": function}]
+    return [{"id": call_id(serial), "function": function}]
 
 
 def _chunk(model: str, message: dict[str, Any]) -> dict[str, Any]:

@@ -34,6 +34,8 @@ class RecordedRequest:
     json: Any
     route: str  # "chat", "messages", "responses", "ollama_chat", "count_tokens", "tokenize",
     # "models", "key", "replay" or "other"
+    answer: int = 0  # the serial in the ids of what it is answered with (tool calls, messages):
+    # unique across upstreams, as the APIs' random ids are
     received_at: float = field(default_factory=time.monotonic)
     status: int | None = None
     outcome: str = PENDING

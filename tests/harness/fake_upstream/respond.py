@@ -179,7 +179,7 @@ async def _model(
 
     error = limit_error(count.total, requested_max_tokens(body), behavior, dialect, model, rid)
     if error is not None and record.route == "responses":  # the API streams its overflow
-        return await stream(overflow_events(model, record.id), _ok_headers(dialect, rid), 200)
+        return await stream(overflow_events(model, record.answer), _ok_headers(dialect, rid), 200)
     if error is not None:
         return _json(400, error)
     if item.status and item.status >= 400:
@@ -192,17 +192,17 @@ async def _model(
     headers = {**_ok_headers(dialect, rid), **item.headers}
     if not body.get("stream"):
         build = openai_message if dialect == "openai" else anthropic_message
-        return web.json_response(build(plan, usage, model, record.id), headers=headers)
+        return web.json_response(build(plan, usage, model, record.answer), headers=headers)
     if record.route == "responses":
-        events = responses_events(plan, usage, model, record.id, reasoning=reasoning)
+        events = responses_events(plan, usage, model, record.answer, reasoning=reasoning)
         if reasoning and plan.thinking and plan.tool_name:
-            up.reasoning_by_call[f"call_test{record.id:06d}"] = f"rs_test{record.id:06d}"
+            up.reasoning_by_call[call_id(record.answer)] = f"rs_test{record.answer:06d}"
     elif dialect == "openai":
-        events = openai_events(plan, usage, body, model, record.id, server)
+        events = openai_events(plan, usage, body, model, record.answer, server)
         if plan.tool_name and server is not None:
-            issue(up.reasoning_issued, server, plan, call_id(record.id), body)
+            issue(up.reasoning_issued, server, plan, call_id(record.answer), body)
     else:
-        events = anthropic_events(plan, usage, model, record.id, rng)
+        events = anthropic_events(plan, usage, model, record.answer, rng)
     events = apply_event_faults(events, item.fault, dialect)
     return await stream(events, headers, item.status or 200)
 

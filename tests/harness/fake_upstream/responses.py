@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tests.harness.fake_upstream.model import ReplyPlan, fragments, pieces_of
-from tests.harness.fake_upstream.sse import Usage
+from tests.harness.fake_upstream.sse import Usage, call_id
 from tests.harness.fake_upstream.wire import load
 
 NO_CALL = "No tool call found for function call output with call_id {call_id}."
@@ -197,7 +197,7 @@ def responses_events(
     if plan.tool_name:
         index = len(output)
         call = {"id": f"fc_test{serial:06d}", "type": "function_call", "status": "in_progress"}
-        call |= {"call_id": f"call_test{serial:06d}", "name": plan.tool_name, "arguments": ""}
+        call |= {"call_id": call_id(serial), "name": plan.tool_name, "arguments": ""}
         events.append(event("response.output_item.added", {"output_index": index, "item": call}))
         arguments = plan.tool_arguments or "{}"
         for piece in fragments(arguments):

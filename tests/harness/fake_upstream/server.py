@@ -20,6 +20,7 @@ import contextlib
 import copy
 import json
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -57,6 +58,8 @@ class Upstream:
         self._queue = [copy.deepcopy(item) for item in self.config.script]
         self._port = port
         self._next_id = 1
+        # Two upstreams never answer with the same tool call id: the APIs' ids are random.
+        self._answer_base = secrets.randbelow(10**9) * 10**6
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> Upstream:
@@ -168,6 +171,7 @@ class Upstream:
         transport = request.transport
         record = RecordedRequest(
             id=self._next_id,
+            answer=self._answer_base + self._next_id,
             method=request.method,
             path=request.path,
             query=dict(request.query),

@@ -199,9 +199,7 @@ def openai_message(plan: ReplyPlan, usage: Usage, model: str, serial: int) -> di
     message: dict[str, Any] = {"role": "assistant", "content": plan.text or None, "refusal": None}
     if plan.tool_name:
         function = {"name": plan.tool_name, "arguments": plan.tool_arguments}
-        message["tool_calls"] = [
-            {"id": f"call_test{serial:06d}", "type": "function", "function": function}
-        ]
+        message["tool_calls"] = [{"id": call_id(serial), "type": "function", "function": function}]
     finish = plan.finish_reason or ("tool_calls" if plan.tool_name else "stop")
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
     return {

@@ -288,6 +288,21 @@ async def test_scripted_tool_call_rounds(
     assert "done" in response.text and "tool_calls" not in response.text
 
 
+async def test_two_upstreams_never_answer_with_the_same_tool_call_id(upstream: Upstream) -> None:
+    # The APIs' ids are random: a client may tell its conversations apart by them.
+    body = chat(messages=[{"role": "user", "content": "Multiply."}], tools=TOOLS)
+    upstream.config.reply = Reply(text="", tool_call=True)
+    config = UpstreamConfig(reply=Reply(text="", tool_call=True))
+    async with running_upstream(config) as other:
+        ids = []
+        for up in (upstream, other, upstream):
+            async with httpx.AsyncClient(base_url=up.base_url, timeout=10) as client:
+                response = await client.post("/v1/chat/completions", json=body)
+            calls = [c["choices"][0]["delta"].get("tool_calls") for c in json_events(response.text)]
+            ids += [call[0]["id"] for call in calls if call and "id" in call[0]]
+    assert len(ids) == 3 and len(set(ids)) == 3, ids
+
+
 async def test_anthropic_stream_shape_usage_and_tool(
     upstream: Upstream, http: httpx.AsyncClient
 ) -> None:
