@@ -10,6 +10,7 @@ types, JSON as an API sees it) and the token usage an API reports for a response
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -50,6 +51,13 @@ class ToolCallPart:
     call_id: str
     name: str
     input: Any = attrs.field(factory=dict)
+
+    def key(self) -> str:
+        """The call by id, name and arguments (a digest): some APIs number their calls rather
+        than give them unique ids (Kimi K2's `functions.<name>:<index>`, the same in every chat)."""
+        arguments = json.dumps(self.input, sort_keys=True, separators=(",", ":"), default=str)
+        called = "\x1f".join((self.call_id, self.name, arguments))
+        return hashlib.sha256(called.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @attrs.frozen

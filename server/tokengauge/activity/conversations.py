@@ -227,11 +227,7 @@ def _answer_keys(message: Message) -> list[str]:
 
 
 def _call_key(call: ToolCallPart) -> str:
-    """A tool call by its id, name and arguments: some APIs number their calls rather than give
-    them unique ids (Kimi K2's `functions.<name>:<index>`), the same in every conversation."""
-    arguments = json.dumps(call.input, sort_keys=True, separators=(",", ":"), default=str)
-    called = "\x1f".join((call.call_id, call.name, arguments))
-    return "call\x1f" + hashlib.sha256(called.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"call\x1f{call.key()}"
 
 
 def _text(message: Message) -> str:

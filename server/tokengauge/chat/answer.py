@@ -113,8 +113,8 @@ class Answer:
         return part is not None
 
     def keys(self) -> list[str]:
-        """What the answer is known by when it comes back: its tool call ids, else its text."""
-        return [call.call_id for call in self.calls] or [text_key(self.digest)]
+        """What the answer is known by when it comes back: its tool calls, else its text."""
+        return [call.key() for call in self.calls] or [text_key(self.digest)]
 
     def _track_fences(self, text: str) -> None:
         """Follow whether the answer's text leaves a code block (```) open."""

@@ -93,8 +93,9 @@ class ReasoningMemory:
 
 
 def message_keys(message: Message) -> list[str]:
-    """What an assistant message is known by: its tool call ids, else its text's digest."""
-    calls = [p.call_id for p in message.content if isinstance(p, ToolCallPart)]
+    """What an assistant message is known by: its tool calls (`ToolCallPart.key`), else its
+    text's digest."""
+    calls = [p.key() for p in message.content if isinstance(p, ToolCallPart)]
     if calls:
         return calls
     text = "".join(p.value for p in message.content if isinstance(p, TextPart))
