@@ -57,8 +57,6 @@ class Answer:
     """The whole answer's text, kept only when telemetry captures content."""
     calls: list[ToolCallPart] = attrs.field(factory=list)
     """The tool calls the answer made."""
-    called: set[str] = attrs.field(factory=set)
-    """The names of the tools the answer called."""
     head: str = ""
     """The beginning of the answer's text (the usage history tells conversations by it)."""
     noted: bool = False
@@ -102,7 +100,6 @@ class Answer:
             self.reasoning = part
         if isinstance(part, ToolCallPart):
             self.calls.append(part)
-            self.called.add(part.name)
         elif isinstance(piece, TextDelta):
             self._track_fences(piece.value)
             self.digest.update(piece.value.encode("utf-8", "surrogatepass"))
@@ -111,6 +108,11 @@ class Answer:
             if len(self.head) < ANSWER_HEAD:
                 self.head += piece.value
         return part is not None
+
+    @property
+    def called(self) -> set[str]:
+        """The names of the tools the answer called."""
+        return {call.name for call in self.calls}
 
     def keys(self) -> list[str]:
         """What the answer is known by when it comes back: its tool calls, else its text."""

@@ -113,6 +113,11 @@ def call_id(serial: int) -> str:
     return f"call_test{serial:06d}"
 
 
+def tool_use_id(serial: int) -> str:
+    """The id of the `tool_use` block of the upstream's Anthropic answer `serial`."""
+    return f"toolu_test{serial:06d}"
+
+
 def anthropic_usage(usage: Usage) -> dict[str, int]:
     """Anthropic's split: input_tokens excludes what was read from the cache."""
     cached = min(usage.cached_tokens, usage.prompt_tokens)
@@ -162,7 +167,7 @@ def anthropic_events(
     if plan.tool_name:
         start: dict[str, Any] = {
             "type": "tool_use",
-            "id": f"toolu_test{serial:06d}",
+            "id": tool_use_id(serial),
             "name": plan.tool_name,
         }
         start |= {"input": {}, "caller": {"type": "direct"}}
@@ -221,7 +226,7 @@ def anthropic_message(plan: ReplyPlan, usage: Usage, model: str, serial: int) ->
     if plan.text or not plan.tool_name:
         content.append({"type": "text", "text": plan.text})
     if plan.tool_name:
-        block = {"type": "tool_use", "id": f"toolu_test{serial:06d}", "name": plan.tool_name}
+        block = {"type": "tool_use", "id": tool_use_id(serial), "name": plan.tool_name}
         content.append({**block, "input": json.loads(plan.tool_arguments or "{}")})
     stop = plan.finish_reason or ("tool_use" if plan.tool_name else "end_turn")
     return {
