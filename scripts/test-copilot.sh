@@ -112,7 +112,7 @@ for RUN in $SKEWS; do
         "$ENCODING" "$SKEW" "$RULES" "$SKEW" "$OVERHEAD")
     if [ -z "$LOCAL" ]; then
         # check_max_tokens stays on (the model's default): prompt + max_tokens over the window is refused too.
-        UPSTREAM_CONFIG=$(printf '{"reply": {"text": "%s", "scripted_calls": true}, "model": {%s, "context_window": %d, "check_max_tokens": true, "error_style": "anthropic", "require_api_key": "%s"}}' \
+        UPSTREAM_CONFIG=$(printf '{"reply": {"text": "%s", "scripted_calls": true}, "model": {%s, "context_window": %d, "check_max_tokens": true, "error_style": "anthropic", "require_api_key": "%s", "prompt_cache": true}}' \
             "$REPLY" "$COUNT" "$WINDOW" "$KEY")
     else
         # Ollama: the model loaded with LOADED tokens from the start (as `ollama ps` shows a model

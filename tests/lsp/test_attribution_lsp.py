@@ -1,5 +1,6 @@
 """What reaches a team's gateway: a LiteLLM proxy's customer, tags and session, OpenRouter's user
-and session_id, each only where the provider's `attribution` asks for it.
+and session_id, each only where the provider's `attribution` asks for it; OpenAI's
+prompt_cache_key, one per conversation.
 
 The fake upstream records every request's headers and JSON body as the gateway would receive
 them. A conversation's requests carry one session id, from its first request on (the next ones
@@ -44,6 +45,8 @@ def options(storage: str, base_url: str) -> dict[str, Any]:
         {"id": "gw-off", "preset": "litellm"},
         {"id": "or", "preset": "openrouter", "attribution": OPENROUTER},
         {"id": "or-off", "preset": "openrouter"},
+        {"id": "oa", "preset": "openai"},
+        {"id": "oa-responses", "preset": "openai-responses"},
     ]
     return {
         "storageDir": storage,
@@ -153,6 +156,22 @@ async def test_openrouter_is_told_the_user_and_a_session_id_per_conversation(
         assert set(request.json) == BASE_FIELDS | {"user", "session_id"}
         assert added_headers(request) == {}
     assert set(helper.json) == BASE_FIELDS | {"user"}
+
+
+@pytest.mark.parametrize("model", ["oa-model", "oa-responses-model"])
+async def test_openai_is_given_a_prompt_cache_key_per_conversation(
+    client: LanguageClient, model: str
+):
+    first = await chat_turns(client, model, "What does ledger.py do?", turns=3)
+    second = await chat_turns(client, model, "Where is the checksum written?")
+    helper = await helper_request(client, model)
+    keys = [r.json.get("prompt_cache_key") for r in [*first, *second]]
+    assert len(set(keys[:3])) == 1 and len(set(keys[3:])) == 1 and keys[0] != keys[3]
+    assert all(isinstance(key, str) and len(key) == 32 for key in keys)
+    assert "prompt_cache_key" not in helper.json  # of no conversation
+    assert not any("user" in r.json or added_headers(r) for r in [*first, *second])
+    ids = {c for c in await conversations(client) if c is not None}
+    assert len(ids) == 2 and not any(c in k for c in ids for k in keys if k)
 
 
 async def test_without_the_setting_nothing_is_added(client: LanguageClient):

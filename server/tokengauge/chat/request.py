@@ -55,7 +55,9 @@ from tokengauge.upstream.attribution import (
     Attribution,
     Sessions,
     attribution_for,
+    cache_keyed,
     described,
+    takes_cache_key,
     wants_session,
 )
 from tokengauge.upstream.errors import (
@@ -178,10 +180,12 @@ class ChatRequest:
         return result
 
     def _attribute(self) -> None:
-        """What the request tells its gateway, if its provider asks: the request's kind and, for
-        a session, the conversation its answer's marker will name (known before it is sent)."""
+        """What the request tells its gateway, if its provider asks, and its API's cache key, if
+        it takes one: the request's kind and, for a session or a cache key, the conversation its
+        answer's marker will name (known before it is sent)."""
         provider, fitting, gauge = self.route.model.provider, self.fitting, self.shared.gauge
-        if provider.attribution is None:
+        cache_key = takes_cache_key(provider)
+        if provider.attribution is None and not cache_key:
             return
         held = self.params.messages if fitting.fitted.dropped else None
         kind, self.conversation = gauge.history.ahead(
@@ -189,12 +193,14 @@ class ChatRequest:
             fitting.tools,
             fitting.estimate,
             held,
-            conversation=wants_session(provider),
+            conversation=wants_session(provider) or cache_key,
         )
         session = None if self.conversation is None else self.shared.sessions.of(self.conversation)
         self.attribution = attribution_for(
             provider, kind=kind, session=session, workspace_name=gauge.settings.workspace_name
         )
+        if cache_key:
+            self.attribution = cache_keyed(self.attribution, session)
         log.debug("%s: attributed by %s", self.route.model.id, described(self.attribution))
 
     async def _attempts(self) -> Attempt:

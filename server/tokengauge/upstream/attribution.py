@@ -10,6 +10,10 @@ choosing (with the workspace's name or the request's kind where they wrote `${wo
 unless set, and nothing to an API whose preset reads none of it. The user joins what the log
 redacts (`redact.SENT`), in a body as in a header, should an API echo it.
 
+OpenAI's API routes a request by its `prompt_cache_key` to the machine that holds the prefix
+cached for that key: a request of a conversation carries the conversation's session id there
+(`cache_keyed`), whatever its attribution setting, where its preset takes the field.
+
 A session id is a hash of the conversation's id (the one its stateful marker carries back) with
 a random salt kept in the ledger: the same for every request of the conversation, after a restart
 too, unlike any other installation's for a conversation of the same id, and telling the gateway
@@ -28,11 +32,12 @@ import attrs
 
 from tokengauge.ledger.store import Ledger
 from tokengauge.settings import AttributionSettings, ProviderSettings
-from tokengauge.upstream.presets import gateway_of
+from tokengauge.upstream.presets import gateway_of, preset_of
 from tokengauge.upstream.redact import MIN_SECRET, SENT
 
 log = logging.getLogger(__name__)
 
+CACHE_KEY: Final = "prompt_cache_key"
 SALT_DOCUMENT: Final = "attribution/session-salt"
 """The ledger document that holds the salt of session ids."""
 SESSION_CHARS: Final = 32
@@ -80,6 +85,19 @@ def wants_session(provider: ProviderSettings) -> bool:
         and gateway is not None
         and bool(gateway.session_header or gateway.session_field)
     )
+
+
+def takes_cache_key(provider: ProviderSettings) -> bool:
+    """Whether the provider's API takes a `prompt_cache_key` (its preset says so)."""
+    preset = preset_of(provider)
+    return preset is not None and preset.cache_key
+
+
+def cache_keyed(attribution: Attribution, session: str | None) -> Attribution:
+    """`attribution` with the conversation's session id as the request's cache key."""
+    if session is None:
+        return attribution
+    return attrs.evolve(attribution, fields={**attribution.fields, CACHE_KEY: session})
 
 
 def attribution_for(

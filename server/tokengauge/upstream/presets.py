@@ -82,12 +82,23 @@ class Preset:
     local server's own reading of what it has loaded (`upstream.served`)."""
     gateway: Gateway | None = None
     """Where it reads whom and what a request is for; None: nowhere."""
+    cache_key: bool = False
+    """It takes `prompt_cache_key`, which sends requests that share one to the machine holding
+    their cached prefix (OpenAI's prompt caching guide)."""
 
 
 PRESETS: Final = {
     preset.id: preset
     for preset in (
-        Preset("openai", "OpenAI", "openai", "https://api.openai.com/v1", "bearer", True),
+        Preset(
+            "openai",
+            "OpenAI",
+            "openai",
+            "https://api.openai.com/v1",
+            "bearer",
+            True,
+            cache_key=True,
+        ),
         Preset(
             "openai-responses",
             "OpenAI, Responses API",
@@ -95,6 +106,7 @@ PRESETS: Final = {
             "https://api.openai.com/v1",
             "bearer",
             True,
+            cache_key=True,
         ),
         Preset(
             "anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", "x-api-key", True

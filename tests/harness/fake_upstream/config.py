@@ -111,6 +111,8 @@ class ModelBehavior:
     error_style: str | None = None  # None: the dialect's own (anthropic / openai)
     response_model: str | None = None  # model name in responses; None echoes the request's
     cached_prompt_tokens: int = 0  # reported as cache read (Anthropic) / cached_tokens (OpenAI)
+    # The API's prompt cache (``prompt_cache.py``): what is read from it reported instead.
+    prompt_cache: bool = False
     require_api_key: str | None = None  # set: wrong/missing key gets the 401 fixture body
     listed_only: bool = False  # a model not in the listing gets the API's 404 "no such model"
     # A reasoning model's server (``reasoning.py``): how it streams reasoning over Chat

@@ -48,6 +48,8 @@ class RecordedRequest:
     prompt_encoded: int | None = None  # the encoder's count of all of it, unscaled
     prompt_text_ratio: float | None = None  # true ÷ encoder tokens of the messages' text
     output_tokens: int | None = None
+    cached_tokens: int | None = None  # what the prompt cache served (``prompt_cache.py``)
+    cache_written: int | None = None  # ... and took in (Anthropic)
     num_ctx: int | None = None  # the ``options.num_ctx`` the request asked for (Ollama)
     served_window: int | None = None  # the window the model was served with (local servers)
     load: str | None = None  # "loaded" / "reloaded" when this request (re)loaded the model

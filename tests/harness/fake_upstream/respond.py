@@ -24,6 +24,7 @@ from tests.harness.fake_upstream.model import (
     requested_max_tokens,
     unauthorized_body,
 )
+from tests.harness.fake_upstream.prompt_cache import CacheUse
 from tests.harness.fake_upstream.reasoning import issue, refusal
 from tests.harness.fake_upstream.records import RecordedRequest
 from tests.harness.fake_upstream.responses import (
@@ -185,9 +186,11 @@ async def _model(
     if item.status and item.status >= 400:
         return await send_fixed(up, request, record, error_for_status(item, dialect), dialect)
     plan = plan_reply(body, dialect, item.reply or up.config.reply, behavior.encoding)
-    usage = Usage(
-        evaluated, plan.output_tokens, behavior.cached_prompt_tokens, plan.reasoning_tokens
-    )
+    cache = CacheUse(behavior.cached_prompt_tokens)
+    if behavior.prompt_cache:
+        cache = up.prompt_cache.use(body, dialect, behavior.encoding, evaluated)
+        record.cached_tokens, record.cache_written = cache.read, cache.written
+    usage = Usage(evaluated, plan.output_tokens, cache.read, plan.reasoning_tokens, cache.written)
     record.output_tokens = plan.output_tokens
     headers = {**_ok_headers(dialect, rid), **item.headers}
     if not body.get("stream"):

@@ -39,6 +39,7 @@ from tests.harness.fake_upstream.config import (
 )
 from tests.harness.fake_upstream.loading import Loads, loaded_contexts
 from tests.harness.fake_upstream.model import encoding
+from tests.harness.fake_upstream.prompt_cache import PromptCache
 from tests.harness.fake_upstream.reasoning import Issued
 from tests.harness.fake_upstream.records import MODEL_ROUTES, RecordedRequest
 
@@ -54,6 +55,7 @@ class Upstream:
         self.requests: list[RecordedRequest] = []
         self.reasoning_by_call: dict[str, str] = {}  # Responses call id → its reasoning item's id
         self.reasoning_issued: Issued = {}  # Chat Completions call id → what must come back
+        self.prompt_cache = PromptCache()
         self.loads: Loads = {}  # models a request (re)loaded → their context (loading.py)
         self._queue = [copy.deepcopy(item) for item in self.config.script]
         self._port = port
@@ -113,11 +115,12 @@ class Upstream:
         self._queue.clear()
 
     def reset(self, config: bool = False) -> None:
-        """Forget recorded requests, the script and the models requests loaded (and the config
-        changes, if asked)."""
+        """Forget recorded requests, the script, the models requests loaded and the prompt cache
+        (and the config changes, if asked)."""
         self.requests.clear()
         self._queue.clear()
         self.loads.clear()
+        self.prompt_cache = PromptCache()
         if config:
             self.config = copy.deepcopy(self.initial_config)
 

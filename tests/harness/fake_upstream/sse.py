@@ -32,6 +32,7 @@ class Usage:
     output_tokens: int
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_written: int = 0  # Anthropic's cache_creation_input_tokens
 
 
 def _dump(obj: object) -> str:
@@ -119,11 +120,12 @@ def tool_use_id(serial: int) -> str:
 
 
 def anthropic_usage(usage: Usage) -> dict[str, int]:
-    """Anthropic's split: input_tokens excludes what was read from the cache."""
+    """Anthropic's split: input_tokens excludes what was read from the cache and written to it."""
     cached = min(usage.cached_tokens, usage.prompt_tokens)
+    written = min(usage.cache_written, usage.prompt_tokens - cached)
     return {
-        "input_tokens": usage.prompt_tokens - cached,
-        "cache_creation_input_tokens": 0,
+        "input_tokens": usage.prompt_tokens - cached - written,
+        "cache_creation_input_tokens": written,
         "cache_read_input_tokens": cached,
     }
 
