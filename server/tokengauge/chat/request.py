@@ -22,10 +22,11 @@ from collections.abc import Awaitable, Callable
 import attrs
 import httpx
 
-from tokengauge.activity.conversations import marker
+from tokengauge.activity.conversations import is_summary, marker
 from tokengauge.activity.record import Outcome, RequestRecord
 from tokengauge.calibration.classify import ErrorKind, classify_error
 from tokengauge.chat.answer import Answer, Attempt, StreamFailed
+from tokengauge.chat.cached_summary import LastSent, Sent, aligned_messages, foreground_summary
 from tokengauge.chat.compaction import CompactionAsks
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink, ending
@@ -92,6 +93,9 @@ class Shared:
     """The reasoning each answer came with, put back where the client drops it."""
     asks: CompactionAsks
     """The Agents window's runtime's requests refused so that it compacts (`chat.compaction`)."""
+    sent: LastSent
+    """Each conversation's last request as sent, for its summary to be asked over
+    (`chat.cached_summary`)."""
 
 
 @attrs.define
@@ -158,7 +162,8 @@ class ChatRequest:
         try:
             if self.route.local is not None:
                 await self.fitting.ask_server()
-            self.fitting.fit()
+            if not self._over_last_sent():
+                self.fitting.fit()
             self._attribute()
             result = self._finish(await self._attempts())
         except ChatError as exc:
@@ -178,6 +183,38 @@ class ChatRequest:
         elif self.route.local is not None:
             self.shared.local.read_later(self.route)
         return result
+
+    def _over_last_sent(self) -> bool:
+        """Copilot's foreground summary, fitted as the conversation's last request as sent and
+        its instructions after it (`chat.cached_summary`), if that fits with nothing cut: True
+        if the request now sends that, tools kept and tool choice none."""
+        params, shared, fitting = self.params, self.shared, self.fitting
+        summary = foreground_summary(params.messages) if params.client != AGENT_HOST else None
+        if summary is None:
+            return False
+        _, conversation = shared.gauge.history.ahead(
+            fitting.messages, fitting.tools, fitting.estimate, None, conversation=True
+        )
+        previous = shared.sent.of(conversation)
+        messages = None if previous is None else aligned_messages(summary, previous)
+        if previous is None or messages is None:
+            return False
+        route = attrs.evolve(self.route, options=attrs.evolve(self.route.options, tool_mode="none"))
+        params = attrs.evolve(params, messages=messages, tools=list(previous.given))
+        aligned = Fitting.start(shared.gauge, shared.sink, shared.local, shared.asks, route, params)
+        try:
+            aligned.fit()
+        except ChatError:
+            return False
+        kept = aligned.tools == list(previous.tools) and aligned.messages[:-1] == list(
+            previous.messages
+        )
+        if aligned.fitted.removed or not kept:
+            log.info("%s: its summary did not fit over its last request", self.route.model.id)
+            return False
+        log.info("%s: the summary is asked over the conversation's last request", route.model.id)
+        self.route, self.params, self.fitting, self.answer.fitting = route, params, aligned, aligned
+        return True
 
     def _attribute(self) -> None:
         """What the request tells its gateway, if its provider asks, and its API's cache key, if
@@ -350,6 +387,8 @@ class ChatRequest:
             self.status_owed = False
             sink.status(with_trim(status, fitting.fitted) if fitting.fitted.changed else status)
             sent = usage.total_input_tokens
+        if conversation is not None and self.params.client != AGENT_HOST:
+            self._keep_sent(conversation)
         limit = None
         if self.params.client == AGENT_HOST:
             limit = gauge.runtime_limit(model, conversation, self.declared_then)
@@ -361,6 +400,20 @@ class ChatRequest:
         part, result = ending(usage, prompt, attempt.usage is None, fitting.fitted, attempt.finish)
         sink.part(request_id, part)
         return result
+
+    def _keep_sent(self, conversation: str) -> None:
+        """Remember the request as sent, if it is a turn's, as its conversation's last."""
+        fitting, answer = self.fitting, self.answer
+        if is_summary(fitting.messages) or not fitting.tools:
+            return
+        sent = Sent(
+            tuple(fitting.messages),
+            tuple(fitting.tools),
+            tuple(self.params.tools),
+            answer.head,
+            tuple(answer.calls),
+        )
+        self.shared.sent.keep(conversation, sent)
 
     def _log(
         self, outcome: Outcome, error: str | None = None, error_type: str | None = None

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from tokengauge.chat.cached_summary import LastSent
 from tokengauge.chat.compaction import CompactionAsks
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatSink
@@ -52,6 +53,7 @@ class ChatRunner:
             Replays(gauge.ledger),
             ReasoningMemory(),
             CompactionAsks(),
+            LastSent(),
         )
 
     async def run(self, params: ChatParams) -> ChatResult:

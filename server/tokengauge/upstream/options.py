@@ -17,7 +17,9 @@ import attrs
 from tokengauge.messages import InvalidInput
 from tokengauge.settings import TOOL_DOCS, ToolDocs
 
-ToolMode = Literal["auto", "required"]
+ToolMode = Literal["auto", "required", "none"]
+"""How the model may call tools: "none" only where the send path asks for a summary over the
+conversation's last request (`chat.cached_summary`), never from the client."""
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 # VS Code's LanguageModelChatToolMode enum: Auto = 1, Required = 2.

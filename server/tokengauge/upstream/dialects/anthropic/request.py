@@ -73,7 +73,9 @@ def build_anthropic_body(
     max_tokens: int,
 ) -> JsonObject:
     """The streaming Messages body. `max_tokens` is the clamped output cap and is never raised:
-    thinking is fitted inside it or left out. No credential ever goes into the body."""
+    thinking is fitted inside it or left out. A tool mode of "none" sends no `tool_choice`: a
+    changed one drops the cached messages (tests/data/wire/SOURCES.md §8), and it is asked only
+    where the cache is the point (`chat.cached_summary`). No credential ever goes into the body."""
     system, turns = anthropic_messages(messages)
     body: JsonObject = {"model": model_id, "max_tokens": max_tokens, "messages": turns}
     if system:

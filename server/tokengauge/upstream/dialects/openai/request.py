@@ -113,8 +113,8 @@ def build_openai_body(
         body[max_tokens_field] = max_tokens
     if tools:
         body["tools"] = [openai_tool(tool) for tool in tools]
-        if options.tool_mode == "required":
-            body["tool_choice"] = "required"
+        if options.tool_mode != "auto":
+            body["tool_choice"] = options.tool_mode
     if options.stop:
         body["stop"] = options.stop
     body.update(effort_fields(rule, family, options.reasoning_effort))

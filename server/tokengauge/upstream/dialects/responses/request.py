@@ -58,7 +58,7 @@ def build_responses_body(
     }
     if tools:
         body["tools"] = [responses_tool(tool) for tool in tools]
-        body["tool_choice"] = "required" if options.tool_mode == "required" else "auto"
+        body["tool_choice"] = options.tool_mode
     if options.reasoning_effort is not None:
         body["reasoning"] = {"effort": options.reasoning_effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
