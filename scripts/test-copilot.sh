@@ -26,6 +26,7 @@
 # model's toolDocs TG_COPILOT_TOOL_DOCS unless named), TG_COPILOT_ENCODING (default o200k_base),
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),
+# TG_COPILOT_COMPACT_AT (the model's compactAt: the window Copilot is told of; unset, none),
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
 # progressive or minimal), TG_COPILOT_LOADED (the local scenarios' loaded window, default 12288),
 # TG_COPILOT_NATIVE (their model's native window, default 131072), TG_COPILOT_FAMILY_LOCAL (their
@@ -60,6 +61,7 @@ TRACE=${TG_COPILOT_TRACE:-}
 [ -z "$TRACE" ] || TRACE=$(realpath -m "$TRACE")
 RESULTS=${TG_COPILOT_RESULTS:-}
 COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
+COMPACT_AT=${TG_COPILOT_COMPACT_AT:-}
 # 12K, not the 8K the issue names: Copilot 0.67's agent request comes to 7,078 true tokens at skew 1
 # before the person's message (its system prompt 3,156, the environment 214, its 39 tools minimal
 # 3,705, + 3), so an 8K window with tokengauge's least output (1,024) and safety (128) cannot hold
@@ -157,6 +159,7 @@ for RUN in $SKEWS; do
     PROVIDER=test-openai RUN_KEY=$KEY
     PROVIDER_JSON="{\"id\": \"$PROVIDER\", \"dialect\": \"openai\", \"baseUrl\": \"$URL/v1\", \"discover\": false}"
     WINDOW_JSON=" \"contextWindow\": $WINDOW,"
+    [ -z "$COMPACT_AT" ] || WINDOW_JSON="$WINDOW_JSON \"compactAt\": $COMPACT_AT,"
     if [ -n "$LOCAL" ]; then
         PROVIDER=ollama RUN_KEY=
         PROVIDER_JSON="{\"id\": \"$PROVIDER\", \"preset\": \"ollama\", \"baseUrl\": \"$URL/v1\"}"
@@ -181,8 +184,8 @@ for RUN in $SKEWS; do
 JSON
     trace=""
     [ "$ENTRY" = "${SKEWS%% *}" ] && trace=$TRACE
-    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_COPILOT_SPANS": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$NATIVE" "$OUTPUT" "$RUN_TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "$SPANS" "${DRIVE_SCREENSHOTS:-}")
+    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_COMPACT_AT": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_COPILOT_SPANS": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$COMPACT_AT" "$NATIVE" "$OUTPUT" "$RUN_TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "$SPANS" "${DRIVE_SCREENSHOTS:-}")
 
     extra=()
     if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX

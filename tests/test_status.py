@@ -250,6 +250,17 @@ def test_tooltip_shows_the_cost_and_todays_total_and_where_they_come_from(
     assert "cost" not in unknown and "Today" not in unknown
 
 
+def test_tooltip_says_what_was_read_from_the_cache_and_what_that_saved() -> None:
+    figures = Figures("GPT-4o", 18_400, 28_700, 33_000, 512, cost_usd=0.03, cached_tokens=15_360)
+    lines = render_status(figures).tooltip.splitlines()
+    assert "| of which read from the cache | 15,360 (83%) |" in lines
+    assert not any("saved by the cache" in line for line in lines)  # no cached price known
+    saving = attrs.evolve(figures, cache_saved_usd=0.0192)
+    assert "| saved by the cache (estimated) | $0.02 |" in render_status(saving).tooltip
+    uncached = render_status(Figures("GPT-4o", 18_400, 28_700, 33_000, 512)).tooltip
+    assert "cache" not in uncached
+
+
 def test_tooltip_says_what_the_tool_documentation_saved() -> None:
     features = RequestFeatures(
         messages=(TextCount(900),),

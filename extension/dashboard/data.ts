@@ -34,6 +34,8 @@ export interface RequestRow {
     costUsd: number | null;
     /** Where `costUsd` comes from: the API's own figure, or the model's prices (older records: `estimate`). */
     costSource: CostSource;
+    /** What its cache reads saved against fresh input at the model's prices; null: none read, or no cached price. */
+    cacheSavedUsd: number | null;
     /** The model's window and input budget (`maxInputTokens`) when the request was sent. */
     window: number;
     maxInputTokens: number;
@@ -118,6 +120,8 @@ export interface Totals {
     estimatedUsd: number | null;
     todayReportedUsd: number | null;
     todayEstimatedUsd: number | null;
+    /** What reading from the cache saved against fresh input, at the known prices; null: nothing known. */
+    cacheSavedUsd: number | null;
 }
 
 export interface DashboardData {

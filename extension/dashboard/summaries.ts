@@ -2,7 +2,7 @@
  * The words around the numbers (pure, no DOM): the summary tiles at the top of the page and the
  * one-sentence captions under the charts' titles (also read by screen readers).
  */
-import { costView, type CostParts } from './costs';
+import { costView, ESTIMATED_MARK, type CostParts } from './costs';
 import type { DashboardData, DayModelRow, RequestRow } from './data';
 import { DASH, formatCount, formatDay, formatPercent, formatSignedPercent, formatTokens, formatUsd, formatWhen, localDay, plural } from './format';
 import { listNames, modelNames, nameOf } from './models';
@@ -77,10 +77,13 @@ export function summaryTiles(data: DashboardData): Tile[] {
             id: 'cache',
             label: 'Cache hits',
             value: t.cacheHitRate === null ? DASH : formatPercent(t.cacheHitRate),
-            detail: t.cacheHitRate === null ? 'no usage yet' : `${formatTokens(t.cachedTokens)} cached`,
+            detail: t.cacheHitRate === null
+                ? 'no usage yet'
+                : t.cacheSavedUsd === null ? `${formatTokens(t.cachedTokens)} cached` : `${ESTIMATED_MARK}${formatUsd(t.cacheSavedUsd)} saved`,
             title: t.cacheHitRate === null
                 ? 'no request has reported its usage yet'
-                : `${formatCount(t.cachedTokens)} of ${formatCount(t.inputTokens)} input tokens read from the cache`,
+                : `${formatCount(t.cachedTokens)} of ${formatCount(t.inputTokens)} input tokens read from the cache`
+                    + (t.cacheSavedUsd === null ? '' : `; about ${formatUsd(t.cacheSavedUsd)} less than the same tokens as fresh input, at the models' prices`),
         },
         {
             id: 'input',

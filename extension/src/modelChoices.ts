@@ -65,9 +65,17 @@ export function configurationSchema(choices: ModelChoices | undefined): Configur
         const size = property(choices.contextSize, 'number', 'Context Size', tokensLabel, 'tokens');
         const largest = Math.max(...choices.contextSize.values);
         size.enumDescriptions = choices.contextSize.values.map((tokens) =>
-            tokens < largest ? 'Less cost and latency; summarized sooner' : "The model's whole window",
+            tokens < largest ? 'Every request stays within it: less cost and latency, summarized sooner' : "The model's whole window",
         );
         properties.contextSize = size;
+    }
+    if (choices?.compactAt) {
+        const at = property(choices.compactAt, 'number', 'Summarize At', tokensLabel, 'tokens');
+        const largest = Math.max(...choices.compactAt.values);
+        at.enumDescriptions = choices.compactAt.values.map((tokens) =>
+            tokens < largest ? 'Copilot summarizes sooner (cheaper turns); a long tool round may still use the whole window' : 'When the whole window fills',
+        );
+        properties.compactAt = at;
     }
     if (choices?.toolDocs) {
         const docs = property(choices.toolDocs, 'string', 'Tool Documentation', capitalized, 'tokens');

@@ -169,6 +169,7 @@ export type ModelChoices = {
     reasoningEffort?: Choice<string>;
     thinkingBudget?: Choice<number>;
     contextSize?: Choice<number>;
+    compactAt?: Choice<number>;
     toolDocs?: Choice<string>;
 };
 
@@ -190,8 +191,8 @@ export type ModelInfo = {
     /** The user's own key and API (VS Code 1.139 reads it from the model information). */
     isByok: boolean;
     /**
-     * What the model picker may offer (the request's `contextSize`, `reasoningEffort`,
-     * `thinkingBudget` then carry the pick); None when nothing.
+     * What the model picker may offer (the request's `contextSize`, `compactAt`,
+     * `reasoningEffort`, `thinkingBudget`, `toolDocs` then carry the pick); None when nothing.
      */
     choices?: ModelChoices;
 };
@@ -604,6 +605,11 @@ export type ModelSettings = {
     maxOutputTokens?: number | null;
     /** Output tokens kept free when telling VS Code the input budget. */
     reservedOutputTokens?: number | null;
+    /**
+     * A window to tell Copilot of instead of the model's, smaller than it, so that Copilot
+     * summarizes a chat before its requests get dear; requests may still use the whole window.
+     */
+    compactAt?: number | null;
     /** Prices; they win over discovery's and the built-in table's. */
     pricing?: Pricing | null;
     /**

@@ -63,6 +63,10 @@ class Figures:
     """What the request cost in US dollars; None: unknown (not shown)."""
     cost_source: CostSource = "estimate"
     """Whether the API reported `cost_usd` or the price table estimated it."""
+    cached_tokens: int = 0
+    """Of `used`, what the API read from its cache (as it reported)."""
+    cache_saved_usd: float | None = None
+    """What the cache reads saved against fresh input at the model's prices; None: not shown."""
     today_usd: CostSum | None = None
     """The known costs of today's requests to this model; None: not shown."""
     conversation_usd: CostSum | None = None
@@ -71,6 +75,8 @@ class Figures:
     """How much tool documentation the model's requests carry (`toolDocs`)."""
     tool_docs_total: int = 0
     """Tokens the reduced tool documentation saved over the usage history."""
+    compaction: int | None = None
+    """The smaller window Copilot is told of (`Windows.compaction`); None: the window itself."""
 
 
 def render_status(
@@ -111,17 +117,27 @@ def render_status(
             f"| our estimate | {estimate.total:,} |",
         ]
     rows.append(f"| **input, as the API counted it** | **{used:,}** |")
+    if figures.cached_tokens:
+        cached = figures.cached_tokens
+        rows.append(f"| of which read from the cache | {cached:,} ({percent(cached, used)}%) |")
     if figures.output_tokens is not None:
         rows.append(f"| output | {figures.output_tokens:,} |")
     if figures.cost_usd is not None:
         said = "reported by the API" if figures.cost_source == "reported" else "estimated"
         rows.append(f"| cost ({said}) | {format_usd(figures.cost_usd)} |")
+    if figures.cache_saved_usd is not None:
+        rows.append(f"| saved by the cache (estimated) | {format_usd(figures.cache_saved_usd)} |")
     paragraphs = [
         "\n".join(rows),
         f"{compact(used)} of the input budget ({compact(max_input)}): {share}%  \n"
         f"{compact(used)} of the model's window ({compact(window)} = {compact(max_input)} input "
         f"+ {compact(window - max_input)} output): {percent(used, window)}%",
     ]
+    if figures.compaction is not None:
+        paragraphs[-1] += (
+            f"  \nCopilot is told of a {compact(figures.compaction)} window: it summarizes the "
+            "chat against that"
+        )
     costs = [
         f"{label}: {amount.text()}"
         for label, amount in (
@@ -202,7 +218,11 @@ class StatusBar:
         last, history = self.history.last, self.history
         if last is not None:
             model = self.offer.model(last.model_id)
-            figures = self._figures(model, last.input_tokens, last.output_tokens)
+            figures = attrs.evolve(
+                self._figures(model, last.input_tokens, last.output_tokens),
+                cached_tokens=last.cached_tokens,
+                cache_saved_usd=last.cache_saved_usd,
+            )
             if last.estimate.tools_saved:
                 figures = attrs.evolve(
                     figures,
@@ -230,8 +250,16 @@ class StatusBar:
 
     def _figures(self, model: ModelSpec, used: int, output: int | None) -> Figures:
         """A request's figures against the model's sizes as its info reports them."""
-        sizes = self.offer.windows.sizes(model)
-        return Figures(model.name, used, sizes.max_input, sizes.window, output)
+        windows = self.offer.windows
+        sizes = windows.sizes(model)
+        return Figures(
+            model.name,
+            used,
+            sizes.max_input,
+            sizes.window,
+            output,
+            compaction=windows.compaction(model),
+        )
 
 
 def with_trim(status: Status, fitted: Fitted) -> Status:

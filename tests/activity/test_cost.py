@@ -8,6 +8,7 @@ import pytest
 
 from tokengauge.activity.cost import (
     CostTotal,
+    cache_saving,
     cost_totals,
     request_cost,
     request_cost_of,
@@ -54,6 +55,16 @@ def test_a_cache_write_without_a_write_price_has_no_cost() -> None:
 def test_a_cache_read_without_a_cached_price_costs_input() -> None:
     usage = Usage(total_input_tokens=10_000, cache_read_tokens=8_000)
     assert request_cost(usage, PLAIN) == pytest.approx(10_000 * 2.0 / 1e6)
+
+
+def test_what_the_cache_saved_is_its_reads_at_input_less_cached_input() -> None:
+    usage = Usage(total_input_tokens=211_000, cache_read_tokens=200_000, cache_write_tokens=10_000)
+    assert cache_saving(usage, FULL) == pytest.approx(200_000 * (3.0 - 0.3) / 1e6)
+    assert cache_saving(usage, PLAIN) is None  # no cached price: no saving claimed
+    assert cache_saving(usage, None) is None
+    assert cache_saving(Usage(total_input_tokens=5_000), FULL) is None  # nothing read
+    dearer = Pricing(input_per_m_tok=1.0, output_per_m_tok=2.0, cached_input_per_m_tok=1.5)
+    assert cache_saving(usage, dearer) == 0.0  # a cached price above input saves nothing
 
 
 def test_reasoning_is_part_of_the_output_and_not_counted_twice() -> None:

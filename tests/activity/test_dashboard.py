@@ -115,6 +115,22 @@ def test_an_older_record_without_a_cost_source_is_an_estimate():
     assert read_record(stored) is None
 
 
+def test_what_the_cache_saved_sums_where_it_is_known():
+    records = [
+        record(YESTERDAY, cached_tokens=200_000, cache_saved_usd=0.25),
+        record(TODAY, cached_tokens=600_000, cache_saved_usd=0.75),
+        record(TODAY + 60, model="acme-7b", cached_tokens=500_000),  # no cached price: unknown
+    ]
+    data = build(records, [], NOW, 30)
+    assert data.totals.cache_saved_usd == pytest.approx(1.0)
+    assert [row.cache_saved_usd for row in data.requests] == [0.25, 0.75, None]
+    assert data.to_json()["totals"]["cacheSavedUsd"] == pytest.approx(1.0)
+    assert build(records[2:], [], NOW, 30).totals.cache_saved_usd is None  # never zero for it
+    stored = records[0].to_json()
+    stored["cacheSavedUsd"] = math.inf
+    assert (read_record(stored) or records[0]).cache_saved_usd is None
+
+
 def test_nothing_yet():
     data = build([], [], NOW, 7)
     assert (data.requests, data.days, data.conversations) == ([], [], [])

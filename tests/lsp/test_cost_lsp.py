@@ -93,6 +93,29 @@ async def test_the_dashboard_lists_every_chat_and_is_told_of_each(client: Langua
     }
 
 
+async def test_what_the_cache_saved_is_recorded_and_shown(client: LanguageClient):
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    upstream.config.model.prompt_cache = True
+    log: PartLog = client.part_log  # type: ignore[attr-defined]
+    question = "Please explain what this code does: " + "total = compute(x, y) + 1\n" * 200
+    turn = conversation(question)
+    await call(client, "tokenGauge/chat", chat_params("acme-priced", turn))
+    again = [*turn, text_message("assistant", "It adds."), text_message("user", "Why?")]
+    await call(client, "tokenGauge/chat", chat_params("acme-priced", again))
+    first, second = upstream.model_requests
+    assert first.cached_tokens == 0 and second.cached_tokens  # the second read the first's prefix
+    saved = second.cached_tokens * (2.0 - 1.0) / 1e6  # input less cached input, per million
+    data = await call(client, "tokenGauge/dashboard", {})
+    rows = data["requests"]
+    assert [row["cachedTokens"] for row in rows] == [0, second.cached_tokens]
+    assert rows[0]["cacheSavedUsd"] is None and rows[1]["cacheSavedUsd"] == pytest.approx(saved)
+    assert data["totals"]["cacheSavedUsd"] == pytest.approx(saved)
+    tooltip = log.statuses[-1]["tooltip"]
+    share = round(second.cached_tokens / second.prompt_tokens * 100)
+    assert f"| of which read from the cache | {second.cached_tokens:,} ({share}%) |" in tooltip
+    assert "| saved by the cache (estimated) |" in tooltip
+
+
 async def test_the_model_picker_is_told_the_prices_it_has(client: LanguageClient):
     models = {model["id"]: model for model in await call(client, "tokenGauge/models", {})}
     assert models["acme-priced"]["pricing"] == "$2.00 in, $1.00 cached, $8.00 out per 1M tokens"

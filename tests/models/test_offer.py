@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from tests.usage_reports import AGENT, TOOLS, report
 from tokengauge.formatting import compact
 from tokengauge.gauge import Gauge
@@ -37,3 +39,36 @@ def test_a_picked_context_size_is_the_window_everything_uses_and_is_kept(tmp_pat
     assert later.models()[0].context_window == 200_000
     assert later.windows.choose(later.offer.model("gpt-4.1"), full.context_window) is True
     assert later.models()[0] == full
+
+
+def test_a_compaction_window_is_what_copilot_is_told_and_the_send_path_keeps_the_window(
+    tmp_path: Path,
+):
+    settings = ServerSettings(
+        providers=(ProviderSettings(id="test"),),
+        models=(ModelSettings(id="gpt-4.1", provider="test", compact_at=200_000),),
+    )
+    gauge = Gauge(settings, Ledger(tmp_path / "ledger"))
+    model = gauge.offer.model("gpt-4.1")
+    [info] = gauge.models()
+    window = model.context_window
+    assert info.context_window == window > 200_000
+    assert info.max_input_tokens + info.max_output_tokens == 200_000
+    assert gauge.windows.sizes(model).window == window  # the send path's and the status bar's
+    assert gauge.max_input_tokens(model) > 200_000
+    assert "Copilot is told of a 200k window" in info.tooltip
+    report(gauge, AGENT, TOOLS, 100_000, model="gpt-4.1")
+    status = gauge.bar.status()
+    budget = compact(gauge.windows.sizes(model).max_input)
+    assert status.text == f"$(pulse) 100k / {budget} · 10%"  # the whole window's budget
+    assert "Copilot is told of a 200k window: it summarizes the chat against that" in status.tooltip
+    # A pick goes over the setting and is kept; a compaction window at or above the model's
+    # window is none.
+    assert gauge.windows.choose_compaction(model, 128_000) is True
+    later = Gauge(settings, Ledger(tmp_path / "ledger"))
+    [picked] = later.models()
+    assert picked.max_input_tokens + picked.max_output_tokens == 128_000
+    assert later.windows.choose_compaction(later.offer.model("gpt-4.1"), window) is True
+    assert later.models()[0] == info
+    wide = attrs.evolve(model, compact_at=window * 2)
+    assert later.windows.compaction(wide) is None

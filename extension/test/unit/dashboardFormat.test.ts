@@ -23,7 +23,7 @@ function request(over: Partial<RequestRow> = {}): RequestRow {
     return {
         seq: 1, time: at(11, 24, 14, 3), modelId: 'm', conversation: 'c1', kind: 'turn', outcome: 'answered', error: null,
         estimatedTokens: 1050, inputTokens: 1000, cachedTokens: 400, cacheWriteTokens: 0, outputTokens: 50, reasoningTokens: 0,
-        costUsd: 0.01, costSource: 'estimate', window: 10000, maxInputTokens: 8000, trimmedTokens: 0, toolDocsSaved: 0, retries: 0, summarized: false, ratios: {},
+        costUsd: 0.01, costSource: 'estimate', cacheSavedUsd: null, window: 10000, maxInputTokens: 8000, trimmedTokens: 0, toolDocsSaved: 0, retries: 0, summarized: false, ratios: {},
         ...over,
     };
 }
@@ -45,7 +45,7 @@ function data(over: Partial<DashboardData> = {}): DashboardData {
         conversations: [],
         totals: {
             requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0,
-            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01,
+            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01, cacheSavedUsd: null,
         },
         ...over,
     };
@@ -126,7 +126,7 @@ void test('summary tiles: unknown costs show a dash that names the models withou
         days: [day({ modelId: 'free', costUsd: null, unpriced: 1 })],
         totals: {
             requests: 1, failed: 0, inputTokens: 1000, cachedTokens: 400, outputTokens: 50, costUsd: null, todayUsd: null, cacheHitRate: 0.4, toolDocsSaved: 0, toolDocsRequests: 0,
-            reportedUsd: null, estimatedUsd: null, todayReportedUsd: null, todayEstimatedUsd: null,
+            reportedUsd: null, estimatedUsd: null, todayReportedUsd: null, todayEstimatedUsd: null, cacheSavedUsd: null,
         },
     });
     const tiles = Object.fromEntries(summaryTiles(unpriced).map((t) => [t.id, t]));
@@ -142,7 +142,7 @@ void test('summary tiles: unknown costs show a dash that names the models withou
         days: [day(), day({ day: '2026-11-20', modelId: 'free', costUsd: null, unpriced: 1 })],
         totals: {
             requests: 2, failed: 1, inputTokens: 2000, cachedTokens: 400, outputTokens: 100, costUsd: 0.01, todayUsd: 0.01, cacheHitRate: 0.2, toolDocsSaved: 0, toolDocsRequests: 0,
-            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01,
+            reportedUsd: null, estimatedUsd: 0.01, todayReportedUsd: null, todayEstimatedUsd: 0.01, cacheSavedUsd: null,
         },
     });
     const t2 = Object.fromEntries(summaryTiles(mixed).map((t) => [t.id, t]));
@@ -157,6 +157,12 @@ void test('summary tiles: unknown costs show a dash that names the models withou
     assert.equal(t3.saved.value, '17.6k');
     assert.equal(t3.saved.detail, 'in 2 requests');
     assert.equal(t2.input.value, '2k');
+    assert.equal(t2.cache.detail, '400 cached'); // no cached price known: nothing said of savings
+
+    const saving = data({ totals: { ...mixed.totals, cacheSavedUsd: 0.5 } });
+    const t4 = Object.fromEntries(summaryTiles(saving).map((t) => [t.id, t]));
+    assert.equal(t4.cache.detail, '\u2248$0.50 saved'); // the tokens cached: in its title, and the input tile's
+    assert.equal(t4.cache.title, "400 of 2,000 input tokens read from the cache; about $0.50 less than the same tokens as fresh input, at the models' prices");
 });
 
 void test('request rows: newest first, a dash and its reason for what is unknown', () => {

@@ -71,6 +71,15 @@ def request_cost(usage: Usage, pricing: Pricing | None) -> float | None:
     return sum(tokens * price for tokens, price in priced) / PER
 
 
+def cache_saving(usage: Usage, pricing: Pricing | None) -> float | None:
+    """US dollars the cache reads of `usage` saved against the same tokens as fresh input, at
+    `pricing`; None when nothing was read from the cache or no cached-input price is known."""
+    read_price = None if pricing is None else pricing.cached_input_per_m_tok
+    if pricing is None or read_price is None or usage.cache_read_tokens <= 0:
+        return None
+    return usage.cache_read_tokens * max(pricing.input_per_m_tok - read_price, 0.0) / PER
+
+
 @attrs.frozen
 class CostTotal:
     """The known costs of one model's requests in the usage history."""

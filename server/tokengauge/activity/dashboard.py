@@ -42,6 +42,7 @@ class RequestRow:
     reasoning_tokens: int
     cost_usd: float | None
     cost_source: str
+    cache_saved_usd: float | None
     window: int
     max_input_tokens: int
     trimmed_tokens: int
@@ -130,6 +131,9 @@ class Totals:
     estimated_usd: float | None = None
     today_reported_usd: float | None = None
     today_estimated_usd: float | None = None
+    cache_saved_usd: float | None = None
+    """What reading from the cache saved against fresh input, where the model's cached-input
+    price was known; None when no such request read the cache."""
 
 
 @attrs.frozen
@@ -262,10 +266,15 @@ def _conversations(records: Sequence[RequestRecord]) -> list[ConversationRow]:
 def known_cost(records: Iterable[RequestRecord], source: CostSource | None = None) -> float | None:
     """The sum of the known costs of `records` (of those from `source` only, if given); None
     when none is known (never zero for it)."""
+    return _sum_known(
+        record.cost_usd for record in records if source is None or record.cost_source == source
+    )
+
+
+def _sum_known(amounts: Iterable[float | None]) -> float | None:
     total: float | None = None
-    for record in records:
-        if source is None or record.cost_source == source:
-            total = _add(total, record.cost_usd)
+    for amount in amounts:
+        total = _add(total, amount)
     return total
 
 
@@ -297,4 +306,5 @@ def _totals(records: Sequence[RequestRecord], today: float) -> Totals:
         estimated_usd=known_cost(records, "estimate"),
         today_reported_usd=known_cost(todays, "reported"),
         today_estimated_usd=known_cost(todays, "estimate"),
+        cache_saved_usd=_sum_known(record.cache_saved_usd for record in answered),
     )

@@ -18,7 +18,14 @@ import attrs
 
 from tokengauge.activity import dashboard
 from tokengauge.activity.conversations import Conversations, request_kind
-from tokengauge.activity.cost import CostSource, CostSum, cost_totals, request_cost_of, start_of_day
+from tokengauge.activity.cost import (
+    CostSource,
+    CostSum,
+    cache_saving,
+    cost_totals,
+    request_cost_of,
+    start_of_day,
+)
 from tokengauge.activity.record import Outcome, RequestKind, RequestRecord, read_record
 from tokengauge.activity.record import stored as record_field
 from tokengauge.calibration.estimates import Calibration
@@ -52,6 +59,10 @@ class LastRequest:
     output_tokens: int | None
     cost_usd: float | None = None
     cost_source: CostSource = "estimate"
+    cached_tokens: int = 0
+    """Input tokens the API read from its cache, as it reported them."""
+    cache_saved_usd: float | None = None
+    """What those saved against fresh input at the model's prices (`cache_saving`)."""
 
 
 @attrs.frozen
@@ -130,7 +141,16 @@ class History:
         one of Copilot's helpers."""
         cost, source = request_cost_of(usage, model.pricing)
         used, output = usage.total_input_tokens, usage.output_tokens
-        self.latest = LastRequest(model.id, estimate, used, output, cost, source)
+        self.latest = LastRequest(
+            model.id,
+            estimate,
+            used,
+            output,
+            cost,
+            source,
+            usage.cache_read_tokens,
+            cache_saving(usage, model.pricing),
+        )
         if request_kind(messages, len(tools), HELPER_MAX_MESSAGES) != "helper":
             self.last = self.latest
             remembered = LastConversation(model.id, used, output)
@@ -214,6 +234,7 @@ class History:
             reasoning_tokens=0 if usage is None else usage.reasoning_tokens,
             cost_usd=cost,
             cost_source=source,
+            cache_saved_usd=cache_saving(usage, model.pricing) if usage else None,
             trimmed_tokens=trimmed_tokens,
             ladder=dict(ladder or {}),
             tool_docs_saved=estimate.tools_saved,

@@ -58,6 +58,9 @@ class RequestRecord:
     cost_source: CostSource = "estimate"
     """Where `cost_usd` comes from: the API's own figure, or the price table (older records,
     which do not say, are estimates)."""
+    cache_saved_usd: float | None = None
+    """What its cache reads saved against fresh input at the model's prices (`cache_saving`);
+    None: nothing read from the cache, or no cached-input price known."""
     trimmed_tokens: int = 0
     """Input tokens the recovery ladder removed to make the request fit."""
     ladder: dict[str, int] = attrs.field(factory=dict)
@@ -94,18 +97,22 @@ def stored(field: str) -> str:
 
 
 def read_record(data: Mapping[str, object]) -> RequestRecord | None:
-    """A stored record, or None for anything else (an older server's records, damage). A cost
-    that is not finite (an absurd price made one infinite) is read as unknown, and a ratio that
-    is not finite is left out: the dashboard's sums stay numbers."""
+    """A stored record, or None for anything else (an older server's records, damage). A sum of
+    money that is not finite (an absurd price made one infinite) is read as unknown, and a ratio
+    that is not finite is left out: the dashboard's sums stay numbers."""
     try:
         record = converter.structure(dict(data), RequestRecord)
     except Exception:
         return None
     if not (math.isfinite(record.time) and record.window > 0):
         return None
-    cost = record.cost_usd
     return attrs.evolve(
         record,
-        cost_usd=cost if cost is not None and math.isfinite(cost) else None,
+        cost_usd=_finite(record.cost_usd),
+        cache_saved_usd=_finite(record.cache_saved_usd),
         ratios={name: value for name, value in record.ratios.items() if math.isfinite(value)},
     )
+
+
+def _finite(amount: float | None) -> float | None:
+    return amount if amount is not None and math.isfinite(amount) else None

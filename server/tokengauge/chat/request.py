@@ -137,7 +137,10 @@ class ChatRequest:
         params = attrs.evolve(params, messages=[without_notes(m) for m in params.messages])
         model = gauge.offer.model(params.model_id)
         options = chat_options(model, params)
-        if options.context_size is not None and gauge.windows.choose(model, options.context_size):
+        windows = gauge.windows
+        if (options.context_size is not None and windows.choose(model, options.context_size)) or (
+            options.compact_at is not None and windows.choose_compaction(model, options.compact_at)
+        ):
             sink.models_changed()  # its window changed: VS Code asks for the models again
         if options.tool_docs is not None and options.tool_docs != model.tool_docs:
             model = attrs.evolve(model, tool_docs=options.tool_docs)  # picked for this model

@@ -118,6 +118,8 @@ class ModelSpec:
     context_window: int
     max_output_tokens: int
     reserved_output_tokens: int | None = None
+    compact_at: int | None = None
+    """The window Copilot is told of instead (settings' `compactAt`; `Windows.compaction`)."""
     image_input: bool = True
     tool_calling: bool = True
     pricing: Pricing | None = None
@@ -198,6 +200,7 @@ def resolve_model(
         context_window=window,
         max_output_tokens=min(output, window - 1),
         reserved_output_tokens=config.reserved_output_tokens,
+        compact_at=config.compact_at,
         image_input=known.image_input if known else False,
         tool_calling=known.tool_calling if known else True,
         pricing=config.pricing

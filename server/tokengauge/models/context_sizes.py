@@ -1,5 +1,6 @@
-"""The context size a person picked for a model, kept in the ledger: a window smaller than the
-model's own, which its budgets, its `maxInputTokens` and the status bar then use. Picking the
+"""Sizes a person picked for a model, kept in the ledger, each a window smaller than the model's
+own: its context size (`CONTEXT_SIZES`: its budgets, its `maxInputTokens` and the status bar then
+use it) or the window Copilot is told so that it summarizes sooner (`COMPACTIONS`). Picking the
 model's own window (or a larger one) drops the choice."""
 
 from __future__ import annotations
@@ -9,18 +10,20 @@ from typing import Final
 from tokengauge.ledger.store import Ledger
 from tokengauge.models.catalog import ModelSpec
 
-DOCUMENT: Final = "context-sizes"
+CONTEXT_SIZES: Final = "context-sizes"
+COMPACTIONS: Final = "compaction-windows"
 
 
 class ContextSizes:
-    """The picked context sizes, by model id."""
+    """One kind of picked size, by model id (`document`: the ledger's name for them)."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, document: str = CONTEXT_SIZES) -> None:
         self.ledger = ledger
-        document = ledger.get_document(DOCUMENT)
+        self.document = document
+        stored = ledger.get_document(document)
         self._sizes: dict[str, int] = {
             str(k): v
-            for k, v in (document.items() if isinstance(document, dict) else [])
+            for k, v in (stored.items() if isinstance(stored, dict) else [])
             if isinstance(v, int) and not isinstance(v, bool) and v > 0
         }
 
@@ -38,5 +41,5 @@ class ContextSizes:
             self._sizes.pop(model.id, None)
         if self.limit(model) == before:
             return False
-        self.ledger.set_document(DOCUMENT, dict(self._sizes))
+        self.ledger.set_document(self.document, dict(self._sizes))
         return True

@@ -26,6 +26,9 @@ dashboard keep true tokens. A declaration moves only when its ideal leaves a ban
 calibration's noise sends no storm of `modelsChanged`, and no value flaps between two.
 `Declarations` keeps each model's (in the ledger too, so a new session starts from it); the ratio
 comes from calibration, which is told when a declaration replaces another (counts follow it).
+A model with a compaction window (`Windows.compaction_sizes`) is declared from that window as if
+it were the model's: Copilot meters and summarizes against it; its "true" sizes here are the
+compaction window's.
 """
 
 from __future__ import annotations
@@ -212,7 +215,7 @@ class Declarations:
         return declared
 
     def _basis(self, model: ModelSpec) -> Basis:
-        sizes = self.windows.sizes(model)
+        sizes = self.windows.compaction_sizes(model)
         least_output = min(LEAST_OUTPUT_FLOOR, sizes.window - sizes.max_input)
         return self.learning.basis(model, sizes.window, sizes.max_input, least_output)
 

@@ -116,6 +116,13 @@ class Offer:
         )
         if served is not None and model.window_set and served.window != window:
             tooltip += served_beside_setting(served, window)
+        compaction = self.windows.compaction(model)
+        if compaction is not None:
+            tooltip += (
+                f". Copilot is told of a {compact(compaction)} window, so that it summarizes a "
+                f"chat before its requests get dear; a request may still use the whole "
+                f"{compact(window)}"
+            )
         if abs(declared.scale - 1) > CLIENT_UNITS_SHOWN:
             tooltip += (
                 f". Copilot counts with its own tokenizer: it is told of "

@@ -6,6 +6,10 @@ an overflow or a server's cut taught (the ledger keeps it), the context size pic
 makes that window and the input budget `budget` leaves in it, in this one place, for every user:
 the models' info, the declaration VS Code is told, the status bar, the dashboard and the usage
 records. What Ollama is asked to load a model with (`num_ctx`) is kept here too.
+
+A model may also have a compaction window (`compactAt`, or picked in the model picker): a
+smaller window Copilot is told of (`Windows.compaction_sizes`), so that it summarizes a chat
+before its requests get dear, while the send path still fits requests to the whole window.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from tokengauge.ledger.store import Ledger
 from tokengauge.messages import Usage
 from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.models.context_sizes import ContextSizes
+from tokengauge.models.context_sizes import COMPACTIONS, ContextSizes
 from tokengauge.models.served import Served, ServedWindows
 
 log = logging.getLogger(__name__)
@@ -43,6 +47,7 @@ class Windows:
         """`changed`: told a model's id when a limit moved its window (counts follow it)."""
         self.ledger = ledger
         self.context_sizes = ContextSizes(ledger)
+        self.compactions = ContextSizes(ledger, COMPACTIONS)
         self.served = ServedWindows(ledger)
         self._changed = changed
         self._num_ctx_sent: dict[str, int] = {}
@@ -65,6 +70,29 @@ class Windows:
             budget.effective_window(model, limit),
             budget.max_input_tokens(model, limit),
         )
+
+    def compaction(self, model: ModelSpec) -> int | None:
+        """The window Copilot is told of instead of the model's (picked, else `compactAt`), when
+        it is smaller than the model's window after every limit; None: the window itself."""
+        compact_at = self.compactions.limit(model) or model.compact_at
+        return (
+            compact_at if compact_at is not None and compact_at < self.sizes(model).window else None
+        )
+
+    def compaction_sizes(self, model: ModelSpec) -> Sizes:
+        """The sizes Copilot meters a chat against: the model's, or its compaction window with
+        the same output kept (at most a quarter of it) and the input budget that leaves."""
+        sizes = self.sizes(model)
+        compact_at = self.compaction(model)
+        if compact_at is None:
+            return sizes
+        output = min(sizes.window - sizes.max_input, compact_at // budget.RESERVED_WINDOW_SHARE)
+        return Sizes(sizes.limit, compact_at, max(1, compact_at - output))
+
+    def choose_compaction(self, model: ModelSpec, size: int) -> bool:
+        """A compaction window picked for a model; whether it changed (VS Code must ask for the
+        models again)."""
+        return self.compactions.choose(model, size)
 
     def api_window(self, model: ModelSpec) -> int:
         """The window the model's API itself has, as far as its overflows taught us (whatever

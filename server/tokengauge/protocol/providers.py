@@ -37,6 +37,7 @@ class ModelChoices:
     reasoning_effort: Choice[str] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     thinking_budget: Choice[int] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     context_size: Choice[int] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
+    compact_at: Choice[int] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
     tool_docs: Choice[str] | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
 
 
@@ -60,8 +61,8 @@ class ModelInfo:
     is_byok: bool = True
     """The user's own key and API (VS Code 1.139 reads it from the model information)."""
     choices: ModelChoices | None = attrs.field(default=None, metadata=OMIT_WHEN_NONE)
-    """What the model picker may offer (the request's `contextSize`, `reasoningEffort`,
-    `thinkingBudget` then carry the pick); None when nothing."""
+    """What the model picker may offer (the request's `contextSize`, `compactAt`,
+    `reasoningEffort`, `thinkingBudget`, `toolDocs` then carry the pick); None when nothing."""
 
 
 @attrs.frozen(repr=False)

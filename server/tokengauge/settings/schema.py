@@ -30,6 +30,7 @@ MODEL_TOKEN_FLOORS: Final = {
     "max_output_tokens": 1,
     "reserved_output_tokens": 0,
     "num_ctx": MIN_WINDOW,
+    "compact_at": MIN_WINDOW,
 }
 """The least each of a model's token counts may be (the most: `MAX_TOKENS`); what is outside is
 dropped."""
@@ -123,6 +124,9 @@ class ModelSettings:
     """The model's output cap."""
     reserved_output_tokens: int | None = None
     """Output tokens kept free when telling VS Code the input budget."""
+    compact_at: int | None = None
+    """A window to tell Copilot of instead of the model's, smaller than it, so that Copilot
+    summarizes a chat before its requests get dear; requests may still use the whole window."""
     pricing: Pricing | None = None
     """Prices; they win over discovery's and the built-in table's."""
     options: dict[str, Any] = attrs.field(factory=dict, hash=False)

@@ -9,6 +9,9 @@
   keeps cost and latency down, and then is the window everything else uses (`ContextSizes`); for
   an Ollama model, any window from 4K up, which Ollama is asked to load it with (`num_ctx`; the
   model's own, the default, asks for nothing: Ollama keeps what it loads);
+- a compaction window, for the same models: a smaller window Copilot is told of, so that it
+  summarizes a chat before its requests get dear, while requests may still use the whole window
+  (`Windows.compaction`);
 - how much tool documentation requests carry (`tool_docs`), for models that call tools.
 
 Each default is what the model's settings (`tokenGauge.models[].options`) already ask for.
@@ -28,6 +31,7 @@ from tokengauge.upstream.options import ChatOptions, parse_model_options
 from tokengauge.upstream.served import served_kind
 
 SMALL_CONTEXT: Final = 200_000
+COMPACTION_WINDOWS: Final = (128_000, SMALL_CONTEXT)
 OLLAMA_SMALLEST: Final = 4_096
 THINKING_BUDGETS: Final = (0, 4_096, 16_384, 32_768)
 OPENAI_EFFORTS: Final = ("minimal", "low", "medium", "high")
@@ -41,7 +45,7 @@ def model_choices(model: ModelSpec) -> ModelChoices | None:
     """The picker's options for a model; None when it has none."""
     dialect, family = model.provider.dialect, model.family.lower()
     settings = _settings(model)
-    effort = budget = size = None
+    effort = budget = size = compact = None
     offered = _efforts(model, family)
     if offered is not None:
         efforts, usual = offered
@@ -55,10 +59,11 @@ def model_choices(model: ModelSpec) -> ModelChoices | None:
         size = Choice(_ollama_sizes(model.context_window), model.context_window)
     elif model.context_window > SMALL_CONTEXT:
         size = Choice([SMALL_CONTEXT, model.context_window], model.context_window)
+        compact = Choice([*COMPACTION_WINDOWS, model.context_window], model.context_window)
     docs = Choice(list(TOOL_DOCS), model.tool_docs) if model.tool_calling else None
     if effort is None and budget is None and size is None and docs is None:
         return None
-    return ModelChoices(effort, budget, size, docs)
+    return ModelChoices(effort, budget, size, compact, docs)
 
 
 def _efforts(model: ModelSpec, family: str) -> tuple[tuple[str, ...], str] | None:

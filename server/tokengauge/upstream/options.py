@@ -44,6 +44,7 @@ _ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "thinking_budget": ("thinking_budget", "thinkingBudget", "budget_tokens", "budgetTokens"),
     "stop": ("stop", "stop_sequences", "stopSequences"),
     "context_size": ("context_size", "contextSize"),
+    "compact_at": ("compact_at", "compactAt"),
     "tool_docs": ("tool_docs", "toolDocs"),
 }
 _KNOWN_KEYS: Final = frozenset(key for keys in _ALIASES.values() for key in keys)
@@ -77,6 +78,9 @@ class ChatOptions:
     """Stop sequences."""
     context_size: int | None = None
     """The window picked for the model (VS Code's model picker); never sent to the API."""
+    compact_at: int | None = None
+    """The compaction window picked for the model (VS Code's model picker); never sent to the
+    API."""
     tool_docs: ToolDocs | None = None
     """How much tool documentation to send (VS Code's model picker); never sent to the API."""
     extra: dict[str, Any] = attrs.field(factory=dict)
@@ -178,6 +182,7 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
     budget_key, budget = _pick(model_options, "thinking_budget")
     stop_key, stop = _pick(model_options, "stop")
     size_key, size = _pick(model_options, "context_size")
+    compact_key, compact_at = _pick(model_options, "compact_at")
     docs_key, docs = _pick(model_options, "tool_docs")
     return ChatOptions(
         tool_mode=parse_tool_mode(tool_mode),
@@ -188,6 +193,7 @@ def parse_model_options(tool_mode: Any, model_options: Any) -> ChatOptions:
         thinking_budget=_integer(budget_key, budget, 0),
         stop=_stop(stop_key, stop),
         context_size=_integer(size_key, size, 1_000),
+        compact_at=_integer(compact_key, compact_at, 1_000),
         tool_docs=_one_of(docs_key, docs, TOOL_DOCS),
         extra=extra,
     )

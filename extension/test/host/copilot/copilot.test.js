@@ -58,6 +58,7 @@ const ENCODING = env.TG_COPILOT_ENCODING || 'o200k_base';
 const TOOL_DOCS = env.TG_COPILOT_TOOL_DOCS || 'full'; // the model's toolDocs setting
 const SCENARIO = env.TG_COPILOT_SCENARIO || 'standard'; // content.js: standard, large, shifting, local or local-set
 const OUTPUT = +(env.TG_COPILOT_OUTPUT || 4096); // the model's maxOutputTokens
+const COMPACT_AT = +(env.TG_COPILOT_COMPACT_AT || 0); // the model's compactAt (0: none)
 // The local scenarios: WINDOW is the window the Ollama stand-in has the model loaded with, NATIVE the
 // model's own (what Custom Endpoint is given, and local-set's contextWindow).
 const LOCAL = SCENARIO === 'local' || SCENARIO === 'local-set';
@@ -152,7 +153,9 @@ const cutTo = (r) => `request ${r.id}: ${r.prompt_tokens} tokens cut to the ${se
 // of Copilot's tools in full, `toolsWhole` or else the largest sent) is what the fill range judges,
 // so the criterion is the same room for the conversation's messages whatever the tools' form.
 let toolsWhole = null;
-const fillWhole = (r, whole) => ((r.prompt_tokens || 0) - (r.prompt_tools || 0) + whole) / WINDOW;
+// Summaries are judged against the window Copilot meters (the compaction window where one is set)
+// for context thrown away early; `fill` against the true window for a near miss.
+const fillWhole = (r, whole) => ((r.prompt_tokens || 0) - (r.prompt_tools || 0) + whole) / (COMPACT_AT || WINDOW);
 const wholeTools = (all) => toolsWhole ?? Math.max(0, ...all.filter(isMain).map((r) => r.prompt_tools || 0));
 
 /** The true cost of `tools` (as Copilot handed them to the provider) sent whole, as the server
@@ -567,7 +570,8 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
     // in Copilot's units, never above the true window (maxOutputTokens is not in vscode.lm's API).
     (TOKENGAUGE ? it : it.skip)('VS Code is told the window in Copilot\'s units', async () => {
         const [told] = await vscode.lm.selectChatModels(selector);
-        const budget = WINDOW - OUTPUT; // the true input budget
+        // the true input budget, or the compaction window's (the same output kept, at most a quarter)
+        const budget = COMPACT_AT ? COMPACT_AT - Math.min(OUTPUT, Math.floor(COMPACT_AT / 4)) : WINDOW - OUTPUT;
         console.log(`told: maxInputTokens ${told.maxInputTokens} (the true budget ${budget} of ${WINDOW})`);
         if (LOCAL) {  // within the window the server has loaded (local-set: once the cut taught it); what
             // is kept for output there is tokengauge's choice for a small window, not maxOutputTokens
