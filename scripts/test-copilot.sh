@@ -27,6 +27,7 @@
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),
 # TG_COPILOT_COMPACT_AT (the model's compactAt: the window Copilot is told of; unset, none),
+# TG_COPILOT_DEDUP (tokenGauge.deduplicateToolResults: on, the default, or off),
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
 # progressive or minimal), TG_COPILOT_LOADED (the local scenarios' loaded window, default 12288),
 # TG_COPILOT_NATIVE (their model's native window, default 131072), TG_COPILOT_FAMILY_LOCAL (their
@@ -62,6 +63,7 @@ TRACE=${TG_COPILOT_TRACE:-}
 RESULTS=${TG_COPILOT_RESULTS:-}
 COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
 COMPACT_AT=${TG_COPILOT_COMPACT_AT:-}
+DEDUP=${TG_COPILOT_DEDUP:-on}
 # 12K, not the 8K the issue names: Copilot 0.67's agent request comes to 7,078 true tokens at skew 1
 # before the person's message (its system prompt 3,156, the environment 214, its 39 tools minimal
 # 3,705, + 3), so an 8K window with tokengauge's least output (1,024) and safety (128) cannot hold
@@ -176,6 +178,7 @@ for RUN in $SKEWS; do
   "chat.byokUtilityModelDefault": "mainAgent",$OTEL_JSON
   "tokenGauge.pythonPath": "$PY",
   "tokenGauge.logLevel": "debug",
+  "tokenGauge.deduplicateToolResults": $([ "$DEDUP" = off ] && echo false || echo true),
   "tokenGauge.providers": [$PROVIDER_JSON],
   "tokenGauge.models": [
     {"id": "$MODEL", "provider": "$PROVIDER", "name": "Sim", "family": "$RUN_FAMILY",$WINDOW_JSON "maxOutputTokens": $OUTPUT, "toolDocs": "$TOOL_DOCS"}

@@ -250,6 +250,22 @@ def test_tool_result_max_tokens(
     assert bool(warnings_of(log)) == warned
 
 
+@pytest.mark.parametrize(
+    ("value", "expected", "warned"),
+    [
+        pytest.param(None, True, False, id="absent-on"),
+        pytest.param(False, False, False, id="off"),
+        pytest.param("no", True, True, id="not-a-boolean"),
+    ],
+)
+def test_deduplicate_tool_results(
+    value: Any, expected: bool, warned: bool, log: pytest.LogCaptureFixture
+) -> None:
+    options = {} if value is None else {"deduplicateToolResults": value}
+    assert parse_settings(options).deduplicate_tool_results is expected
+    assert bool(warnings_of(log)) == warned
+
+
 # Values that would make nonsense downstream are dropped with a warning (issue 11, item 8).
 
 
@@ -315,6 +331,7 @@ def test_a_provider_id_given_twice_keeps_its_first_entry(log: pytest.LogCaptureF
         pytest.param("contextWindow", 3, id="window-of-3"),  # it left 0 tokens of output
         pytest.param("contextWindow", 10**15, id="absurd-window"),  # offered to VS Code
         pytest.param("maxOutputTokens", MAX_TOKENS + 1, id="absurd-output"),
+        pytest.param("compactAt", 100, id="compaction-window-of-100"),
     ],
 )
 def test_sizes_that_are_not_token_counts_are_dropped(
@@ -324,7 +341,11 @@ def test_sizes_that_are_not_token_counts_are_dropped(
         {"models": [{"id": "m", "provider": "ollama", "contextWindow": 8192, field: value}]}
     )
     model = settings.models[0]
-    snake = {"contextWindow": "context_window", "maxOutputTokens": "max_output_tokens"}
+    snake = {
+        "contextWindow": "context_window",
+        "maxOutputTokens": "max_output_tokens",
+        "compactAt": "compact_at",
+    }
     assert getattr(model, snake.get(field, "reserved_output_tokens")) is None
     [warning] = warnings_of(log)
     assert field in warning

@@ -50,6 +50,14 @@ function property<T extends string | number>(
     return { type, title, enum: choice.values, enumItemLabels: choice.values.map(label), default: choice.default, group };
 }
 
+/** A choice of windows, each described as `smaller` but the largest, `whole`. */
+function windowProperty(choice: Choice<number>, title: string, smaller: string, whole: string): SchemaProperty {
+    const windows = property(choice, 'number', title, tokensLabel, 'tokens');
+    const largest = Math.max(...choice.values);
+    windows.enumDescriptions = choice.values.map((tokens) => (tokens < largest ? smaller : whole));
+    return windows;
+}
+
 /** The schema for a model's choices; undefined when it has none. */
 export function configurationSchema(choices: ModelChoices | undefined): ConfigurationSchema | undefined {
     const properties: Record<string, SchemaProperty> = {};
@@ -62,20 +70,12 @@ export function configurationSchema(choices: ModelChoices | undefined): Configur
         );
     }
     if (choices?.contextSize) {
-        const size = property(choices.contextSize, 'number', 'Context Size', tokensLabel, 'tokens');
-        const largest = Math.max(...choices.contextSize.values);
-        size.enumDescriptions = choices.contextSize.values.map((tokens) =>
-            tokens < largest ? 'Every request stays within it: less cost and latency, summarized sooner' : "The model's whole window",
-        );
-        properties.contextSize = size;
+        properties.contextSize = windowProperty(choices.contextSize, 'Context Size',
+            'Every request stays within it: less cost and latency, summarized sooner', "The model's whole window");
     }
     if (choices?.compactAt) {
-        const at = property(choices.compactAt, 'number', 'Summarize At', tokensLabel, 'tokens');
-        const largest = Math.max(...choices.compactAt.values);
-        at.enumDescriptions = choices.compactAt.values.map((tokens) =>
-            tokens < largest ? 'Copilot summarizes sooner (cheaper turns); a long tool round may still use the whole window' : 'When the whole window fills',
-        );
-        properties.compactAt = at;
+        properties.compactAt = windowProperty(choices.compactAt, 'Summarize At',
+            'Copilot summarizes sooner (cheaper turns); a long tool round may still use the whole window', 'When the whole window fills');
     }
     if (choices?.toolDocs) {
         const docs = property(choices.toolDocs, 'string', 'Tool Documentation', capitalized, 'tokens');

@@ -676,6 +676,11 @@ export type ServerSettings = {
     retryBaseDelay?: number;
     /** Cut every tool result to this many tokens (head and tail kept); None: no cap. */
     toolResultMaxTokens?: number | null;
+    /**
+     * Send a tool result that repeats an earlier one word for word as a reference to it
+     * (`calibration.repeats`).
+     */
+    deduplicateToolResults?: boolean;
     /** Days the usage history keeps a request (the dashboard's reach). */
     usageRetentionDays?: number;
     /** OpenTelemetry spans and metrics of every request (off by default). */

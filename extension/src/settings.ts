@@ -22,6 +22,7 @@ export interface ISettings {
     idleTimeout: number;
     responseTimeout: number;
     toolResultMaxTokens: number;
+    deduplicateToolResults: boolean;
     usageRetentionDays: number;
     telemetry: TelemetryOptions;
 }
@@ -41,6 +42,7 @@ export function readSettings(): ISettings {
         idleTimeout: config.get<number>('idleTimeout', 120),
         responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
+        deduplicateToolResults: config.get<boolean>('deduplicateToolResults', true),
         telemetry: telemetryOptions(config, vscode.workspace.getConfiguration(COPILOT_SECTION), process.env),
     };
 }
@@ -57,6 +59,7 @@ export function initializationOptions(settings: ISettings, storageDir: string, w
         idleTimeout: settings.idleTimeout,
         responseTimeout: settings.responseTimeout,
         toolResultMaxTokens: settings.toolResultMaxTokens,
+        deduplicateToolResults: settings.deduplicateToolResults,
         usageRetentionDays: settings.usageRetentionDays,
         telemetry: settings.telemetry,
         ...workspaceNameOption(settings.providers, workspaceName),

@@ -49,6 +49,12 @@ async def models(client: LanguageClient) -> dict[str, dict]:
     return {m["id"]: m for m in await call(client, "tokenGauge/models", {})}
 
 
+async def hi(client: LanguageClient, model: str, **picked: object) -> None:
+    """A chat of one word, with what the model picker picked."""
+    params = chat_params(model, [text_message("user", "hi")], modelOptions=picked)
+    await call(client, "tokenGauge/chat", params)
+
+
 async def test_the_models_say_what_may_be_picked(client: LanguageClient):
     listed = await models(client)
     wide = listed["gpt-4.1"]["choices"]
@@ -69,19 +75,9 @@ async def test_a_picked_effort_is_sent_and_a_smaller_context_becomes_the_window(
 ):
     upstream: Upstream = client.upstream  # type: ignore[attr-defined]
     before = (await models(client))["gpt-4.1"]
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params(
-            "gpt-5", [text_message("user", "hi")], modelOptions={"reasoningEffort": "high"}
-        ),
-    )
+    await hi(client, "gpt-5", reasoningEffort="high")
     assert upstream.model_requests[-1].json["reasoning_effort"] == "high"
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params("gpt-4.1", [text_message("user", "hi")], modelOptions={"contextSize": 200_000}),
-    )
+    await hi(client, "gpt-4.1", contextSize=200_000)
     body = upstream.model_requests[-1].json
     assert "contextSize" not in body and "context_size" not in body  # never the API's business
     assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
@@ -89,21 +85,9 @@ async def test_a_picked_effort_is_sent_and_a_smaller_context_becomes_the_window(
     assert after["contextWindow"] == 200_000 < before["contextWindow"]
     assert after["maxInputTokens"] + after["maxOutputTokens"] == 200_000
     # The same pick again changes nothing; the whole window again restores it.
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params("gpt-4.1", [text_message("user", "hi")], modelOptions={"contextSize": 200_000}),
-    )
+    await hi(client, "gpt-4.1", contextSize=200_000)
     assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params(
-            "gpt-4.1",
-            [text_message("user", "hi")],
-            modelOptions={"contextSize": before["contextWindow"]},
-        ),
-    )
+    await hi(client, "gpt-4.1", contextSize=before["contextWindow"])
     assert client.part_log.models_changed == 2  # type: ignore[attr-defined]
     assert (await models(client))["gpt-4.1"] == before
 
@@ -132,12 +116,7 @@ async def test_a_compaction_window_is_told_to_copilot_and_requests_still_use_the
 async def test_a_picked_compaction_window_moves_what_copilot_is_told_only(client: LanguageClient):
     upstream: Upstream = client.upstream  # type: ignore[attr-defined]
     before = (await models(client))["gpt-4.1"]
-    picked = {"compactAt": 200_000}
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params("gpt-4.1", [text_message("user", "hi")], modelOptions=picked),
-    )
+    await hi(client, "gpt-4.1", compactAt=200_000)
     body = upstream.model_requests[-1].json
     assert "compactAt" not in body and "compact_at" not in body  # never the API's business
     assert client.part_log.models_changed == 1  # type: ignore[attr-defined]
@@ -145,14 +124,6 @@ async def test_a_picked_compaction_window_moves_what_copilot_is_told_only(client
     assert after["contextWindow"] == before["contextWindow"] > 200_000
     assert after["maxInputTokens"] + after["maxOutputTokens"] == 200_000
     assert after["maxOutputTokens"] == before["maxOutputTokens"]  # the same room for the answer
-    await call(
-        client,
-        "tokenGauge/chat",
-        chat_params(
-            "gpt-4.1",
-            [text_message("user", "hi")],
-            modelOptions={"compactAt": before["contextWindow"]},
-        ),
-    )
+    await hi(client, "gpt-4.1", compactAt=before["contextWindow"])
     assert client.part_log.models_changed == 2  # type: ignore[attr-defined]
     assert (await models(client))["gpt-4.1"] == before

@@ -16,6 +16,7 @@ const settings: ISettings = {
     idleTimeout: 120,
     responseTimeout: 1800,
     toolResultMaxTokens: 0,
+    deduplicateToolResults: true,
     usageRetentionDays: 30,
     telemetry: {
         enabled: true,

@@ -12,6 +12,7 @@ import attrs
 
 from tokengauge.calibration.classify import ParsedError
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
+from tokengauge.calibration.repeats import refer_repeats
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
 from tokengauge.chat.compaction import RUNTIME_OVERFLOW, CompactionAsks, compact_first_message
@@ -89,14 +90,26 @@ class Fitting:
             self.sink.calibration_changed(route.model.id)
 
     def fit(self) -> None:
-        """Cap the tool results if asked to, climb the ladder if the request cannot fit, and size
-        `max_tokens`; the `ChatError` a person should see if nothing makes it fit."""
+        """Send repeated tool results as references and cap the tool results if asked to, climb
+        the ladder if the request cannot fit, and size `max_tokens`; the `ChatError` a person
+        should see if nothing makes it fit."""
         gauge, model, params = self.gauge, self.route.model, self.params
         truncator = Truncator(gauge.counts.counter(model).text.encoding)
-        capped = Cut(params.messages)
+        messages = params.messages
+        if gauge.settings.deduplicate_tool_results:
+            referred = refer_repeats(messages)
+            messages = referred.messages
+            if referred.results:
+                log.info(
+                    "%s: %d repeated tool results sent as references (%s characters)",
+                    model.id,
+                    referred.results,
+                    f"{referred.chars:,}",
+                )
+        capped = Cut(messages)
         cap = gauge.settings.tool_result_max_tokens
         if cap is not None:
-            capped = cap_tool_results(params.messages, truncator, cap)
+            capped = cap_tool_results(messages, truncator, cap)
         limit = gauge.windows.limit(model)
         window = budget.effective_window(model, limit)
         floor = budget.output_floor(model, limit)

@@ -259,6 +259,7 @@ def parse_settings(options: Any) -> ServerSettings:
         max_attempts=_whole(options, "maxAttempts", 3, MAX_ATTEMPTS),
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
+        deduplicate_tool_results=_scalar(options, "deduplicateToolResults", bool, True),
         usage_retention_days=_whole(options, "usageRetentionDays", 30, MAX_RETENTION_DAYS),
         telemetry=_telemetry(options),
         workspace_name=_scalar(options, "workspaceName", str, None) or None,

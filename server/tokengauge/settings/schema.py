@@ -192,6 +192,9 @@ class ServerSettings:
     """First backoff delay in seconds (doubled on each retry) when the API names none."""
     tool_result_max_tokens: int | None = None
     """Cut every tool result to this many tokens (head and tail kept); None: no cap."""
+    deduplicate_tool_results: bool = True
+    """Send a tool result that repeats an earlier one word for word as a reference to it
+    (`calibration.repeats`)."""
     usage_retention_days: int = 30
     """Days the usage history keeps a request (the dashboard's reach)."""
     telemetry: TelemetrySettings = TelemetrySettings()
