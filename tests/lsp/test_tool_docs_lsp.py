@@ -83,6 +83,24 @@ def functions(request: Any) -> dict[str, dict[str, Any]]:
     return {t["function"]["name"]: t["function"] for t in request.json["tools"]}
 
 
+def with_its_result(
+    client: LanguageClient, params: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The call the answer to `params` made, and `messages` followed by it and its result."""
+    [tool_call] = [p for p in client.part_log.of(params["requestId"]) if p["type"] == "toolCall"]  # type: ignore[attr-defined]
+    result = {
+        "type": "toolResult",
+        "callId": tool_call["callId"],
+        "content": [{"type": "text", "value": "x = 1"}],
+    }
+    follow = [
+        *messages,
+        {"role": "assistant", "content": [tool_call]},
+        {"role": "user", "content": [result]},
+    ]
+    return tool_call, follow
+
+
 async def test_tools_go_minimal_until_called(client: LanguageClient):
     upstream: Upstream = client.upstream  # type: ignore[attr-defined]
     messages = [text_message("user", f"Read a.py. {ASK}")]
@@ -100,18 +118,8 @@ async def test_tools_go_minimal_until_called(client: LanguageClient):
     }
     assert sent["list_dir"]["description"] == "List a directory."
     # The call the model made against the minimal form came through, and went back answered.
-    [tool_call] = [p for p in client.part_log.of(first["requestId"]) if p["type"] == "toolCall"]  # type: ignore[attr-defined]
+    tool_call, follow = with_its_result(client, first, messages)
     assert (tool_call["name"], tool_call["input"]) == ("read_file", {"path": "a.py"})
-    result = {
-        "type": "toolResult",
-        "callId": tool_call["callId"],
-        "content": [{"type": "text", "value": "x = 1"}],
-    }
-    follow = [
-        *messages,
-        {"role": "assistant", "content": [tool_call]},
-        {"role": "user", "content": [result]},
-    ]
     await call(
         client, "tokenGauge/chat", chat_params("gpt-4o", follow, tools=[READ_FILE, LIST_DIR])
     )
@@ -258,3 +266,28 @@ async def test_a_pick_in_the_model_picker_overrides_the_setting(client: Language
     assert functions(upstream.model_requests[-1])["read_file"]["description"] == "Read a file."
     tooltip = client.part_log.statuses[-1]["tooltip"]  # type: ignore[attr-defined]
     assert "Tool documentation `minimal` saved about" in tooltip
+
+
+async def test_a_tool_sent_whole_stays_whole_when_the_history_drops_its_call(
+    client: LanguageClient,
+):
+    """Under `progressive` the tools lead every request: a tool the conversation's last request
+    sent whole goes whole in the next one though its history no longer holds the call (as after
+    Copilot's summary), so the API's cached prefix of tools holds."""
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    tools = [READ_FILE, LIST_DIR]
+    messages = [text_message("user", f"Read a.py. {ASK}")]
+    first = chat_params("gpt-4o", messages, tools=tools)
+    await call(client, "tokenGauge/chat", first)
+    _, follow = with_its_result(client, first, messages)
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", follow, tools=tools))
+    dropped = [*messages, text_message("assistant", "a.py sets x."), text_message("user", "Why?")]
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", dropped, tools=tools))
+    _, whole, later = upstream.model_requests[-3:]
+    assert functions(whole)["read_file"]["description"] == READ_FILE["description"]
+    assert later.json["tools"] == whole.json["tools"]  # read_file whole, list_dir minimal
+    assert functions(later)["list_dir"]["description"] == "List a directory."
+    # Another model's chat of the same messages starts from its own forms.
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o-minimal", dropped, tools=tools))
+    other = upstream.model_requests[-1]
+    assert functions(other)["read_file"]["description"] == "Read a file."

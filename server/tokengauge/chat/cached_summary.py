@@ -54,6 +54,8 @@ class Sent:
     """The tools as the client gave them."""
     answer_head: str
     calls: tuple[ToolCallPart, ...]
+    model_id: str = ""
+    """The model it went to (an API caches per model)."""
 
 
 @attrs.frozen
@@ -75,8 +77,10 @@ class LastSent:
     def keep(self, conversation: str, sent: Sent) -> None:
         self._sent[conversation] = sent
 
-    def of(self, conversation: str | None) -> Sent | None:
-        return None if conversation is None else self._sent.get(conversation)
+    def of(self, conversation: str | None, model_id: str) -> Sent | None:
+        """The conversation's last request, if it went to `model_id`."""
+        sent = None if conversation is None else self._sent.get(conversation)
+        return sent if sent is not None and sent.model_id == model_id else None
 
 
 def foreground_summary(messages: Sequence[Message]) -> Summary | None:

@@ -58,6 +58,8 @@ class Fitting:
     """What the ladder (and the tool-result cap) did to the request."""
     max_tokens: int = 1
     resized: bool = False
+    shown: frozenset[str] = frozenset()
+    """Tools the conversation's last request sent whole: they stay whole (`tool_docs`)."""
     """Fitted again, or given a smaller `max_tokens`, after an error: only once."""
 
     @classmethod
@@ -69,14 +71,18 @@ class Fitting:
         asks: CompactionAsks,
         route: Route,
         params: ChatParams,
+        shown: frozenset[str] = frozenset(),
     ) -> Fitting:
-        """The request as it came, not fitted yet."""
+        """The request as it came, not fitted yet (`shown`: the tools the conversation's last
+        request sent whole)."""
         model = route.model
-        tools = tools_as_sent(params.tools, params.messages, model.tool_docs)
+        tools = tools_as_sent(params.tools, params.messages, model.tool_docs, shown)
         estimate = gauge.counts.estimate(model, params.messages, tools, params.tools)
         fitted = Fitted(params.messages, tools, 0)
         messages = params.messages
-        return cls(gauge, sink, local, asks, route, params, messages, tools, estimate, fitted)
+        return cls(
+            gauge, sink, local, asks, route, params, messages, tools, estimate, fitted, shown=shown
+        )
 
     async def ask_server(self) -> None:
         """For a local server: the window it has loaded the model with, the window to ask
@@ -115,7 +121,7 @@ class Fitting:
         floor = budget.output_floor(model, limit)
         least = budget.least_output_floor(floor, largest_tool_call(capped.messages, truncator))
         room = Room(window, budget.safety_tokens(window), floor, least)
-        forms = tool_forms(params.tools, capped.messages, model.tool_docs)
+        forms = tool_forms(params.tools, capped.messages, model.tool_docs, self.shown)
         usual = forms[0][1]
 
         def estimate(messages: Sequence[Message], tools: Sequence[Tool]) -> RequestEstimate:
@@ -195,7 +201,9 @@ class Fitting:
         model, params = self.route.model, self.params
         if model.tool_docs != "progressive" or not called or not params.tools:
             return False
-        following = tools_as_sent(params.tools, params.messages, model.tool_docs, called)
+        following = tools_as_sent(
+            params.tools, params.messages, model.tool_docs, called | self.shown
+        )
         return self.gauge.counts.expect_tools(model, following, params.tools)
 
     def _learn(self, error: ParsedError) -> Lesson:

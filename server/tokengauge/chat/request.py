@@ -68,6 +68,7 @@ from tokengauge.upstream.errors import (
     UpstreamError,
 )
 from tokengauge.upstream.retry import RetryPolicy
+from tokengauge.upstream.tool_docs import shown_whole
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,9 @@ class ChatRequest:
             rule = shared.replays.rule(model)
             params = attrs.evolve(params, messages=prepared(asked, rule, shared.memory, model.id))
         fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params)
+        shown = _shown_before(shared, fitting)
+        if shown - shown_whole(fitting.tools, params.tools):
+            fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params, shown)
         text: list[str] | None = [] if shared.capture_content else None
         answer = Answer(sink, params.request_id, fitting, text)
         # Only the Agents window's runtime keeps the limit its session began with.
@@ -198,13 +202,16 @@ class ChatRequest:
         _, conversation = shared.gauge.history.ahead(
             fitting.messages, fitting.tools, fitting.estimate, None, conversation=True
         )
-        previous = shared.sent.of(conversation)
+        previous = shared.sent.of(conversation, self.route.model.id)
         messages = None if previous is None else aligned_messages(summary, previous)
         if previous is None or messages is None:
             return False
         route = attrs.evolve(self.route, options=attrs.evolve(self.route.options, tool_mode="none"))
         params = attrs.evolve(params, messages=messages, tools=list(previous.given))
-        aligned = Fitting.start(shared.gauge, shared.sink, shared.local, shared.asks, route, params)
+        shown = shown_whole(previous.tools, previous.given)
+        aligned = Fitting.start(
+            shared.gauge, shared.sink, shared.local, shared.asks, route, params, shown
+        )
         try:
             aligned.fit()
         except ChatError:
@@ -415,6 +422,7 @@ class ChatRequest:
             tuple(self.params.tools),
             answer.head,
             tuple(answer.calls),
+            self.route.model.id,
         )
         self.shared.sent.keep(conversation, sent)
 
@@ -473,3 +481,16 @@ class ChatRequest:
             input_messages=json.dumps(unstructure(self.fitting.messages)) if captured else None,
             output_text="".join(text) if text is not None else None,
         )
+
+
+def _shown_before(shared: Shared, fitting: Fitting) -> frozenset[str]:
+    """Under `progressive`, the tools the conversation's last request (of this session) sent
+    whole; none otherwise."""
+    params = fitting.params
+    if fitting.route.model.tool_docs != "progressive" or not params.tools:
+        return frozenset()
+    _, conversation = shared.gauge.history.ahead(
+        fitting.messages, fitting.tools, fitting.estimate, None, conversation=True
+    )
+    previous = shared.sent.of(conversation, fitting.route.model.id)
+    return frozenset() if previous is None else shown_whole(previous.tools, previous.given)

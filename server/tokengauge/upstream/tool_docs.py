@@ -8,7 +8,9 @@
 - `progressive`: the minimal form for a tool the conversation has not called yet; the full form
   once it holds a call to the tool (an error result, Copilot's "ERROR while calling tool: …",
   follows a call, so a tool that failed is always shown whole), so the model reads the whole
-  documentation where it uses it. A summary that drops the calls makes a tool minimal again.
+  documentation where it uses it. A tool the conversation's last request sent whole stays whole
+  (`shown`), though a summary dropped its calls: the tools lead every request, and a form that
+  changes back makes all of what the API cached of the conversation fresh again.
 
 No tool is ever left out or renamed.
 """
@@ -76,8 +78,9 @@ def tools_as_sent(
     docs: ToolDocs,
     called: Iterable[str] = (),
 ) -> list[Tool]:
-    """The tools in the form `docs` asks for, given the conversation so far (and the tools an
-    answer to it `called`: what the request after that answer sends)."""
+    """The tools in the form `docs` asks for, given the conversation so far (and `called`: the
+    tools an answer to it called, what the request after that answer sends, and those the
+    conversation's last request sent whole)."""
     if docs == "full":
         return list(tools)
     full = _in_use(messages) | set(called) if docs == "progressive" else set()
@@ -85,16 +88,17 @@ def tools_as_sent(
 
 
 def tool_forms(
-    tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs
+    tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs, shown: Iterable[str] = ()
 ) -> list[tuple[ToolDocs, list[Tool]]]:
     """The tools as `docs` sends them, then each smaller form the recovery ladder may send
     instead for one request: `progressive` (after `full`), then `minimal`. A form the same as
     the one before is left out (a progressive form of tools none of which was called yet is
-    named minimal)."""
-    forms: list[tuple[ToolDocs, list[Tool]]] = [(docs, tools_as_sent(tools, messages, docs))]
+    named minimal; `shown`: the tools the conversation's last request sent whole)."""
+    shown = frozenset(shown)
+    forms: list[tuple[ToolDocs, list[Tool]]] = [(docs, tools_as_sent(tools, messages, docs, shown))]
     order: list[ToolDocs] = ["full", "progressive", "minimal"]
     for smaller in order[order.index(docs) + 1 :]:
-        form = tools_as_sent(tools, messages, smaller)
+        form = tools_as_sent(tools, messages, smaller, shown)
         if form != forms[-1][1]:
             forms.append((smaller, form))
         elif len(forms) > 1:
@@ -110,3 +114,11 @@ def _in_use(messages: Sequence[Message]) -> set[str]:
         for part in message.content
         if isinstance(part, ToolCallPart)
     }
+
+
+def shown_whole(sent: Sequence[Tool], given: Sequence[Tool]) -> frozenset[str]:
+    """The tools a request sent whole: those of `sent` (the forms it sent of `given`) that are
+    as given."""
+    if len(sent) != len(given):
+        return frozenset()
+    return frozenset(s.name for s, g in zip(sent, given, strict=True) if s == g)

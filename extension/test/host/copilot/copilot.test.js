@@ -581,8 +581,10 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
             assert.ok(told.maxInputTokens > budget && told.maxInputTokens < WINDOW,
                 `maxInputTokens ${told.maxInputTokens}: not above the true budget ${budget} within ${WINDOW}`);
         } else if (TOOL_DOCS !== 'full') {  // the API's tokens per o200k token of the whole request
-            // as Copilot counts it, tools whole: the tools sent are fewer, so between 1 and the skew
-            assert.ok(told.maxInputTokens <= budget && told.maxInputTokens >= budget / SKEW / 1.12,
+            // as Copilot counts it, tools whole: the tools sent are fewer, so below the skew, and
+            // below 1 where the tools outweigh the messages (small requests after a summary: 1 of 3
+            // runs at 1.45): then the budget ÷ that ratio, within the window less the least output
+            assert.ok(told.maxInputTokens <= WINDOW - 1024 && told.maxInputTokens >= budget / SKEW / 1.12,
                 `maxInputTokens ${told.maxInputTokens} for skew ${SKEW}, toolDocs ${TOOL_DOCS}: not the true budget in Copilot's units`);
         } else {  // the budget ÷ the API's tokens per o200k token (the skew, and a little for the
             // per-message overhead; up to 1.4 where the content shifted to code and logs)
