@@ -58,9 +58,9 @@ class Fitting:
     """What the ladder (and the tool-result cap) did to the request."""
     max_tokens: int = 1
     resized: bool = False
+    """Fitted again, or given a smaller `max_tokens`, after an error: only once."""
     shown: frozenset[str] = frozenset()
     """Tools the conversation's last request sent whole: they stay whole (`tool_docs`)."""
-    """Fitted again, or given a smaller `max_tokens`, after an error: only once."""
 
     @classmethod
     def start(
