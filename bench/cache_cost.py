@@ -6,8 +6,10 @@ Each RUN_DIR (its row named LABEL where given) is what `scripts/test-copilot.sh`
 (`requests.json`, the upstream's log of every request it got, and `result.json`). The requests
 the API answered are laid out as it caches them and taken in order through the test upstream's
 own cache rule (`tests/harness/fake_upstream/prompt_cache.py`: for Chat Completions, the longest
-prefix shared with an earlier request in 128-token blocks from 1,024), and priced in input
-tokens: fresh + 0.1 × read from the cache. A row per run, side by side: turns answered,
+prefix shared with an earlier request in 128-token blocks from 1,024; for the Messages API, at
+its `cache_control` breakpoints), and priced in input
+tokens: fresh + 0.1 × read from the cache (+ 0.25 × written to it, on the Messages API, whose
+writes cost 1.25× fresh input). A row per run, side by side: turns answered,
 requests, input tokens, the share servable from cache, fresh input, the cost, the fresh input of
 Copilot's summarization requests, and the least and median cached share of the requests of a
 tool loop (those that carry a tool result after their last user text).
@@ -30,6 +32,8 @@ from tokengauge.activity.record import SUMMARIZE_MARKS
 
 CACHED_PRICE: Final = 0.1
 """A token read from the cache, as a share of a fresh one (OpenAI's and Anthropic's reads)."""
+WRITE_SURCHARGE: Final = 0.25
+"""What a token written to Anthropic's cache costs over a fresh one (5-minute writes: 1.25×)."""
 MODEL_ROUTES: Final = {"chat": "openai", "responses": "openai", "messages": "anthropic"}
 
 
@@ -41,6 +45,8 @@ class Request:
     cached: int
     kind: str
     """"summary", "loop" (a tool loop's: results after the last user text) or "other"."""
+    written: int = 0
+    """Tokens written to the cache (Anthropic's)."""
 
     @property
     def fresh(self) -> int:
@@ -57,6 +63,8 @@ class Run:
         spent = sum(r.input for r in self.requests)
         cached = sum(r.cached for r in self.requests)
         fresh = spent - cached
+        written = sum(r.written for r in self.requests)
+        cost = fresh + CACHED_PRICE * cached + WRITE_SURCHARGE * written
         summaries = sum(r.fresh for r in self.requests if r.kind == "summary")
         loops = [r.cached / r.input for r in self.requests if r.kind == "loop" and r.input]
         loop = f"{min(loops):.2f} / {statistics.median(loops):.2f}" if loops else "–"
@@ -67,7 +75,7 @@ class Run:
             f"{spent:,}",
             f"{cached / spent:.1%}" if spent else "–",
             f"{fresh:,}",
-            f"**{round(fresh + CACHED_PRICE * cached):,}**",
+            f"**{round(cost):,}**",
             f"{summaries:,} ({sum(r.kind == 'summary' for r in self.requests)})",
             loop,
         ]
@@ -80,7 +88,7 @@ HEADER: Final = [
     "input tokens",
     "servable from cache",
     "fresh input",
-    "cost (fresh + 0.1 × cached)",
+    "cost (fresh + 0.1 × cached + 0.25 × written)",
     "summaries' fresh input (requests)",
     "tool-loop requests cached, least / median",
 ]
@@ -100,7 +108,7 @@ def run(directory: Path, encoding: str, label: str | None) -> Run:
             continue
         total = int(record.get("prompt_tokens") or 0)
         use = cache.use(body, dialect, encoding, total)
-        requests.append(Request(total, use.read, kind_of(body)))
+        requests.append(Request(total, use.read, kind_of(body), use.written))
     turns = f"{result.get('turnsOk', '?')}/{result.get('turns', '?')}"
     name = label or f"{result.get('vendor', directory.name)} {result.get('skew', '')}".strip()
     return Run(name, turns, requests)
@@ -115,8 +123,17 @@ def kind_of(body: Mapping[str, Any]) -> str:
     if texts and any(mark in texts[-1][1] for mark in SUMMARIZE_MARKS):
         return "summary"
     last_user = texts[-1][0] if texts else -1
-    results = any(m.get("role") == "tool" for m in messages[last_user + 1 :])
+    results = any(_has_results(m) for m in messages[last_user + 1 :])
     return "loop" if results else "other"
+
+
+def _has_results(message: Mapping[str, Any]) -> bool:
+    """A tool message (Chat Completions) or a user message of `tool_result` blocks (Messages)."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return message.get("role") == "tool" or any(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in blocks
+    )
 
 
 def _text(message: Mapping[str, Any]) -> str:

@@ -21,13 +21,15 @@
 # spans.jsonl), tokengauge's telemetry left to follow it (`auto`): the suite checks that each request
 # tokengauge sent is a `chat` span in Copilot's trace, under the span Copilot called the model from.
 # Env: TG_PYTHON (the server's and the upstream's Python, default .venv/bin/python),
-# TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8
-# shifting@1.0 local@1.0 local-set@1.0 otel@1.0", about 1 min each: [scenario@]skew[/toolDocs], the scenario standard unless named, the
-# model's toolDocs TG_COPILOT_TOOL_DOCS unless named), TG_COPILOT_ENCODING (default o200k_base),
+# TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3:anthropic 1.6 1.8 1.6/progressive large@1.6 large@1.8
+# shifting@1.0 local@1.0 local-set@1.0 otel@1.0", about 1 min each: [scenario@]skew[/toolDocs][:dialect], the scenario standard unless named, the
+# model's toolDocs TG_COPILOT_TOOL_DOCS unless named, the dialect TG_COPILOT_DIALECT unless named), TG_COPILOT_ENCODING (default o200k_base),
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),
 # TG_COPILOT_COMPACT_AT (the model's compactAt: the window Copilot is told of; unset, none),
 # TG_COPILOT_DEDUP (tokenGauge.deduplicateToolResults: on, the default, or off),
+# TG_COPILOT_DIALECT (the provider's dialect where a run names none: openai, the default, or
+# anthropic, the Messages API, its prompt cache at the breakpoints the request marks),
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
 # progressive or minimal), TG_COPILOT_LOADED (the local scenarios' loaded window, default 12288),
 # TG_COPILOT_NATIVE (their model's native window, default 131072), TG_COPILOT_FAMILY_LOCAL (their
@@ -35,7 +37,7 @@
 # TG_COPILOT_TELEMETRY (tokenGauge.telemetry.enabled in the otel scenario: on or off; unset, its
 # default auto), TG_COPILOT_TIMEOUT_MS (one skew's host run, default 600000),
 # TG_COPILOT_RESULTS (a directory: keep each run's figures there as skew-<skew>[-toolDocs][-scenario]
-# [-loaded window, local scenarios][-counter].json),
+# [-loaded window, local scenarios][-counter][-dialect].json),
 # TG_COPILOT_TRACE (a file: write each agent turn's provideTokenCount inputs there as JSON, for the first
 # skew only; the source of bench/data/copilot-count-trace.json.gz, see bench/count_compare.sh),
 # DRIVE_SCREENSHOTS (a directory: the workbench after every turn, as PNG),
@@ -49,7 +51,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
-SKEWS=${TG_COPILOT_SKEWS:-0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8 shifting@1.0 local@1.0 local-set@1.0 otel@1.0}
+SKEWS=${TG_COPILOT_SKEWS:-0.6 1.0 1.3:anthropic 1.6 1.8 1.6/progressive large@1.6 large@1.8 shifting@1.0 local@1.0 local-set@1.0 otel@1.0}
 ENCODING=${TG_COPILOT_ENCODING:-o200k_base}
 OVERHEAD=${TG_COPILOT_OVERHEAD:-7}
 WINDOW=${TG_COPILOT_WINDOW:-40000}
@@ -64,6 +66,7 @@ RESULTS=${TG_COPILOT_RESULTS:-}
 COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
 COMPACT_AT=${TG_COPILOT_COMPACT_AT:-}
 DEDUP=${TG_COPILOT_DEDUP:-on}
+DEFAULT_DIALECT=${TG_COPILOT_DIALECT:-openai}
 # 12K, not the 8K the issue names: Copilot 0.67's agent request comes to 7,078 true tokens at skew 1
 # before the person's message (its system prompt 3,156, the environment 214, its 39 tools minimal
 # 3,705, + 3), so an 8K window with tokengauge's least output (1,024) and safety (128) cannot hold
@@ -93,8 +96,9 @@ with_env() {  # ENVJSON with these KEY=VALUE pairs added
 passed=0; failed=0; status=0; tables=()
 for RUN in $SKEWS; do
     ENTRY=$RUN
-    SCENARIO=standard
+    SCENARIO=standard DIALECT=$DEFAULT_DIALECT
     case "$RUN" in *@*) SCENARIO=${RUN%%@*}; RUN=${RUN#*@};; esac
+    case "$RUN" in *:*) DIALECT=${RUN#*:}; RUN=${RUN%%:*};; esac
     SKEW=${RUN%%/*}
     LOCAL=; case "$SCENARIO" in local|local-set) LOCAL=$SCENARIO;; esac
     TOOL_DOCS=$DEFAULT_TOOL_DOCS
@@ -108,6 +112,7 @@ for RUN in $SKEWS; do
     [ "$SCENARIO" = standard ] || NAME=$NAME-$SCENARIO
     [ -z "$LOCAL" ] || NAME=$NAME-$LOADED
     [ "$COUNTER" = tokengauge ] || NAME=$NAME-$COUNTER
+    [ "$DIALECT" = openai ] || NAME=$NAME-$DIALECT
     WORK=$(mktemp -d /tmp/tg-copilot-test.XXXXXX)
     # The scenario's content scales (the suite sizes its content by the same rules).
     RULES=$(node -e 'process.stdout.write(JSON.stringify(require(process.argv[1]).scaleRules(process.argv[2])))' \
@@ -159,7 +164,7 @@ for RUN in $SKEWS; do
     # COPILOT.md's settings (anonymous access is what lets Copilot run headless), then tokengauge's:
     # in the local scenarios the ollama preset, its window read from the server unless local-set sets one.
     PROVIDER=test-openai RUN_KEY=$KEY
-    PROVIDER_JSON="{\"id\": \"$PROVIDER\", \"dialect\": \"openai\", \"baseUrl\": \"$URL/v1\", \"discover\": false}"
+    PROVIDER_JSON="{\"id\": \"$PROVIDER\", \"dialect\": \"$DIALECT\", \"baseUrl\": \"$URL/v1\", \"discover\": false}"
     WINDOW_JSON=" \"contextWindow\": $WINDOW,"
     [ -z "$COMPACT_AT" ] || WINDOW_JSON="$WINDOW_JSON \"compactAt\": $COMPACT_AT,"
     if [ -n "$LOCAL" ]; then
@@ -187,8 +192,8 @@ for RUN in $SKEWS; do
 JSON
     trace=""
     [ "$ENTRY" = "${SKEWS%% *}" ] && trace=$TRACE
-    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_COMPACT_AT": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_COPILOT_SPANS": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
-        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$COMPACT_AT" "$NATIVE" "$OUTPUT" "$RUN_TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "$SPANS" "${DRIVE_SCREENSHOTS:-}")
+    ENVJSON=$(printf '{"TG_HOST_SUITE": "copilot", "TG_PYTHON": "%s", "TG_REPO": "%s", "TG_UPSTREAM": "%s", "TG_COPILOT_MODEL": "%s", "TG_COPILOT_PROVIDER": "%s", "TG_COPILOT_API_KEY": "%s", "TG_COPILOT_WINDOW": "%s", "TG_COPILOT_COMPACT_AT": "%s", "TG_COPILOT_DIALECT": "%s", "TG_COPILOT_NATIVE": "%s", "TG_COPILOT_OUTPUT": "%s", "TG_COPILOT_TURNS": "%s", "TG_COPILOT_SKEW": "%s", "TG_COPILOT_SCENARIO": "%s", "TG_COPILOT_TOOL_DOCS": "%s", "TG_COPILOT_ENCODING": "%s", "TG_COPILOT_DUMP": "%s", "TG_COPILOT_RESULT": "%s", "TG_COPILOT_TRACE": "%s", "TG_COPILOT_SPANS": "%s", "DRIVE_SCREENSHOTS": "%s", "TG_HOST_TEST_TIMEOUT_MS": "120000"}' \
+        "$PY" "$REPO" "$URL" "$MODEL" "$PROVIDER" "$RUN_KEY" "$RUN_WINDOW" "$COMPACT_AT" "$DIALECT" "$NATIVE" "$OUTPUT" "$RUN_TURNS" "$SKEW" "$SCENARIO" "$TOOL_DOCS" "$ENCODING" "$WORK/requests.json" "$WORK/result.json" "$trace" "$SPANS" "${DRIVE_SCREENSHOTS:-}")
 
     extra=()
     if [ "$COUNTER" = baseline ]; then  # the baseline provider as an installed VSIX
@@ -202,7 +207,7 @@ JSON
         echo "unknown TG_COPILOT_COUNTER $COUNTER"; echo "0 passed, 1 failed"; exit 1
     fi
     served="window $WINDOW"; [ -z "$LOCAL" ] || served="Ollama stand-in, loaded $LOADED of $NATIVE, cuts silently"
-    echo "== copilot suite ($COUNTER, scenario $SCENARIO): true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, $served, output $OUTPUT, family $RUN_FAMILY, toolDocs $TOOL_DOCS"
+    echo "== copilot suite ($COUNTER, scenario $SCENARIO): true tokenizer $ENCODING × $SKEW + $OVERHEAD/message, $served, output $OUTPUT, family $RUN_FAMILY, toolDocs $TOOL_DOCS, dialect $DIALECT"
     T0=$EPOCHREALTIME
     bash scripts/vscode-host/run-ext-tests.sh . extension/test/host/index.js "$ENVJSON" \
         --settings "$WORK/settings.json" --timeout "$TIMEOUT" ${extra[@]+"${extra[@]}"} 2>&1 | tee "$WORK/run.log"
@@ -218,7 +223,7 @@ JSON
     [ "$rc" -eq 0 ] || status=1
     [ -z "$RESULTS" ] || { [ -f "$WORK/result.json" ] && cp "$WORK/result.json" "$RESULTS/skew-$NAME.json"; }
     [ -f "$WORK/result.json" ] && tables+=("$WORK/result.json")
-    echo "== copilot suite ($COUNTER, skew $SKEW, toolDocs $TOOL_DOCS, scenario $SCENARIO): exit code $rc in $(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s; upstream requests and logs in $WORK"
+    echo "== copilot suite ($COUNTER, skew $SKEW, toolDocs $TOOL_DOCS, scenario $SCENARIO, dialect $DIALECT): exit code $rc in $(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s; upstream requests and logs in $WORK"
 done
 [ "${#tables[@]}" -eq 0 ] || node scripts/copilot-table.js "${tables[@]}"
 echo "copilot suites (skews $SKEWS):"

@@ -7,10 +7,11 @@ each as its JSON. What of it was seen before is read from the cache:
   below 1,024 ("cache hits require an exact, repeated prefix match … for prompts containing 1024
   tokens or more, with cache hits occurring in increments of 128 tokens"); every request is
   cached whole;
-- Anthropic: only prefixes that end at a block a `cache_control` mark ends (a breakpoint) are
-  written, and a request reads the longest written prefix that ends at one of its blocks, no more
-  than 20 blocks before one of its breakpoints; at least 1,024 tokens; what lies between that and
-  its last breakpoint is written (`cache_creation_input_tokens`).
+- Anthropic: only prefixes that end at a block (a tool, a system or a message block) a
+  `cache_control` mark ends (a breakpoint) are written, and a request reads the longest written
+  prefix that ends at one of its blocks, no more than 20 blocks before one of its breakpoints; at
+  least 1,024 tokens; what lies between that and its last breakpoint is written
+  (`cache_creation_input_tokens`).
 Counts are in the model's encoder over that layout, then scaled to the request's true prompt count,
 so a request's cached share is its share of the layout.
 """
@@ -31,6 +32,8 @@ LEAST: Final = 1_024
 """The shortest prefix either API caches, in tokens."""
 LOOKBACK: Final = 20
 """Blocks before a breakpoint that Anthropic looks back for a prefix written earlier."""
+MAX_MARKS: Final = 4
+"""The most `cache_control` marks the Messages API takes in one request."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,28 @@ class PromptCache:
         return read, max(0, last - read) if last >= LEAST else 0
 
 
+def breakpoint_error(body: Mapping[str, Any]) -> str | None:
+    """Why the Messages API would refuse this body's `cache_control` marks, or None."""
+    marks = 0
+    for block in _anthropic_blocks(body):
+        if "cache_control" not in block:
+            continue
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            return "Thinking blocks cannot be marked with cache_control"
+        marks += 1
+    if marks > MAX_MARKS:
+        return f"A maximum of {MAX_MARKS} blocks with cache_control may be provided. Found {marks}."
+    return None
+
+
+def _anthropic_blocks(body: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    yield from _listed(body.get("tools"))
+    system = body.get("system")
+    yield from _listed(system)
+    for message in _listed(body.get("messages")):
+        yield from _listed(message.get("content"))
+
+
 def laid(body: Mapping[str, Any], dialect: str, encoder: str) -> int:
     """The encoder's tokens of the request as the API caches it."""
     return sum(len(segment.tokens) for segment in _segments(body, dialect, encoder))
@@ -104,9 +129,8 @@ def laid(body: Mapping[str, Any], dialect: str, encoder: str) -> int:
 
 def _segments(body: Mapping[str, Any], dialect: str, encoder: str) -> Iterator[_Segment]:
     """The request in the order the API caches it, one segment per block a mark may end."""
-    for tool in _listed(body.get("tools")):
-        yield _segment(tool, encoder)
     if dialect == "anthropic":
+        yield from _blocks_of(_listed(body.get("tools")), encoder, "tool")
         system = body.get("system")
         yield from _blocks_of(system if isinstance(system, list) else [system], encoder, "system")
         for message in _listed(body.get("messages")):
@@ -114,6 +138,8 @@ def _segments(body: Mapping[str, Any], dialect: str, encoder: str) -> Iterator[_
             blocks = content if isinstance(content, list) else [content]
             yield from _blocks_of(blocks, encoder, str(message.get("role")))
         return
+    for tool in _listed(body.get("tools")):
+        yield _segment(tool, encoder)
     for message in _listed(body.get("messages")):
         yield _segment(message, encoder)
 

@@ -24,7 +24,7 @@ from tests.harness.fake_upstream.model import (
     requested_max_tokens,
     unauthorized_body,
 )
-from tests.harness.fake_upstream.prompt_cache import CacheUse
+from tests.harness.fake_upstream.prompt_cache import CacheUse, breakpoint_error
 from tests.harness.fake_upstream.reasoning import issue, refusal
 from tests.harness.fake_upstream.records import RecordedRequest
 from tests.harness.fake_upstream.responses import (
@@ -143,7 +143,7 @@ async def _model(
             return _json(401, unauthorized_body(dialect, presented or ""))
     if behavior.listed_only and body.get("model") not in {m.id for m in up.config.models}:
         return _json(404, no_such_model_body(dialect, str(body.get("model")), rid))
-    refused = thinking_error(body) if dialect == "anthropic" else None
+    refused = (thinking_error(body) or breakpoint_error(body)) if dialect == "anthropic" else None
     reasoning = record.route == "responses" and wants_reasoning(body)
     if record.route == "responses":
         refused = input_error(body, up.reasoning_by_call)

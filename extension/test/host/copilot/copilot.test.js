@@ -59,6 +59,9 @@ const TOOL_DOCS = env.TG_COPILOT_TOOL_DOCS || 'full'; // the model's toolDocs se
 const SCENARIO = env.TG_COPILOT_SCENARIO || 'standard'; // content.js: standard, large, shifting, local or local-set
 const OUTPUT = +(env.TG_COPILOT_OUTPUT || 4096); // the model's maxOutputTokens
 const COMPACT_AT = +(env.TG_COPILOT_COMPACT_AT || 0); // the model's compactAt (0: none)
+// The provider's dialect: openai (Chat Completions, the default) or anthropic (the Messages API).
+const DIALECT = env.TG_COPILOT_DIALECT || 'openai';
+const ROUTE = DIALECT === 'anthropic' ? 'messages' : 'chat';
 // The local scenarios: WINDOW is the window the Ollama stand-in has the model loaded with, NATIVE the
 // model's own (what Custom Endpoint is given, and local-set's contextWindow).
 const LOCAL = SCENARIO === 'local' || SCENARIO === 'local-set';
@@ -120,7 +123,7 @@ async function control(path, body) {
 
 /** The model's requests the upstream saw after request id `since` (not another provider's). */
 async function upstreamRequests(since = 0) {
-    return (await control(`requests?route=chat&since=${since}`)).requests.filter((r) => r.json && r.json.model === MODEL);
+    return (await control(`requests?route=${ROUTE}&since=${since}`)).requests.filter((r) => r.json && r.json.model === MODEL);
 }
 
 function lastId(requests, fallback) {
@@ -129,7 +132,8 @@ function lastId(requests, fallback) {
 
 const textOf = (m) => (typeof m.content === 'string' ? m.content : (m.content || []).map((p) => p.text || '').join(''));
 const messagesOf = (r) => (r.json && r.json.messages) || [];
-const lastUserText = (r) => textOf(messagesOf(r).filter((m) => m.role === 'user').pop() || {});
+// The last user text (on the Messages API, tool results come in user messages of no text).
+const lastUserText = (r) => textOf(messagesOf(r).filter((m) => m.role === 'user' && textOf(m)).pop() || {});
 const toolsOf = (r) => ((r.json && r.json.tools) || []).length;
 
 const isForegroundSummary = (r) => lastUserText(r).includes(SUMMARIZE_MARK);
@@ -137,6 +141,14 @@ const isBackgroundCompaction = (r) => lastUserText(r).includes(COMPACT_MARK);
 const isSummarizeRequest = (r) => isForegroundSummary(r) || isBackgroundCompaction(r);
 const carriesSummary = (r) => !isSummarizeRequest(r) && messagesOf(r).map(textOf).join('\n').includes(SUMMARY_MARK);
 const isMain = (r) => toolsOf(r) > 0 && !isSummarizeRequest(r);
+// Tool results: a tool message (Chat Completions) or a user message of tool_result blocks (Messages).
+const hasResults = (m) => m.role === 'tool' || (Array.isArray(m.content) && m.content.some((p) => p.type === 'tool_result'));
+/** A request of a tool loop: the agent's, with results from its last user text on. */
+const isToolLoop = (r) => {
+    const messages = messagesOf(r);
+    const last = messages.map((m) => m.role === 'user' && !!textOf(m)).lastIndexOf(true);
+    return isMain(r) && messages.slice(Math.max(0, last)).some(hasResults);
+};
 const maxTokensOf = (r) => (r.json && (r.json.max_completion_tokens ?? r.json.max_tokens)) || 0;
 // The upstream's two overflow errors (its check_max_tokens on): the prompt alone over the window
 // ("prompt is too long: N tokens > M maximum"), or with its max_tokens ("input length and
@@ -512,6 +524,18 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         const fills = figures.summaries.map((s) => s.fillWhole).sort((a, b) => a - b);
         const median = fills[Math.floor((fills.length - 1) / 2)];
         assert.ok(median >= FILL_MEDIAN, `median fill before summarizing ${pct(median)}${whole} < ${pct(FILL_MEDIAN)}: context thrown away early`);
+    });
+
+    // The upstream's prompt cache (the API's rule: OpenAI's 128-token blocks, Anthropic's breakpoints,
+    // which Copilot leaves to the provider) serves a tool loop's request what the one before it sent.
+    (TOKENGAUGE && !LOCAL ? it : it.skip)('the API\'s prompt cache serves the tool loops', async () => {
+        const loops = (await upstreamRequests()).filter((r) => r.status === 200 && isToolLoop(r));
+        const shares = loops.map((r) => (r.cached_tokens || 0) / r.prompt_tokens).sort((a, b) => a - b);
+        console.log(`prompt cache (${DIALECT}): ${loops.length} tool-loop requests, cached share least ` +
+            `${pct(shares[0] ?? 0)}, median ${pct(shares[Math.floor((shares.length - 1) / 2)] ?? 0)}`);
+        assert.ok(loops.length > 0, 'no tool-loop request');
+        const median = shares[Math.floor((shares.length - 1) / 2)];
+        assert.ok(median >= 0.8, `median cached share of the tool loops' requests ${pct(median)} < 80%`);
     });
 
     // Ollama cuts a prompt over the window it has loaded without an error; the model then answers

@@ -254,6 +254,9 @@ def test_anthropic_fixture_tooluse(wire: Path) -> None:
     messages = [user(TextPart("Generate one name for a pet pelican"))]
     options = parse_model_options(1, {"temperature": 1.0})
     body = build_anthropic_body("claude-haiku-4-5-20251001", messages, tools, options, 8192)
+    # The recorded request had no breakpoints; ours mark the tool and the last block.
+    recorded["tools"][-1] |= EPHEMERAL_MARK
+    recorded["messages"][-1]["content"][-1] |= EPHEMERAL_MARK
     assert body == recorded
 
 
@@ -338,7 +341,12 @@ def test_anthropic_body_options(
     assert body["max_tokens"] == max_tokens
     assert body["model"] == "claude"
     assert body["tools"] == [
-        {"name": "f", "description": "does f", "input_schema": {"type": "object", "properties": {}}}
+        {
+            "name": "f",
+            "description": "does f",
+            "input_schema": {"type": "object", "properties": {}},
+            **EPHEMERAL_MARK,
+        }
     ]
     structural = {"model", "messages", "stream", "tools", "max_tokens"}
     assert {k: v for k, v in body.items() if k not in structural} == expected
@@ -349,7 +357,7 @@ def test_anthropic_body_without_tools() -> None:
     body = build_anthropic_body("claude", [system(TextPart("s")), *FRESH], [], options, 100)
     assert "tools" not in body
     assert "tool_choice" not in body
-    assert body["system"] == [text("s")]
+    assert body["system"] == [text("s", **EPHEMERAL_MARK)]
 
 
 @pytest.mark.parametrize(

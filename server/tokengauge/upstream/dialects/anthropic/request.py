@@ -14,9 +14,10 @@ Conversion rules:
   that needs the last turn's thinking (a tool-use loop, or a final assistant message) but has none
   to send goes without `thinking`: the API refuses `thinking` when that assistant message does not
   start with a thinking block;
-- a `cache_control` data part marks the block before it (Copilot's prompt-cache breakpoints) with
-  `cache_control: {type: ephemeral}`, as GCMP and Copilot's own Anthropic client do; at most the
-  last 4 marks are kept (the API's limit). Inside a tool result it marks the `tool_result` block.
+- a `cache_control` data part marks the block before it (a client's prompt-cache breakpoints) with
+  `cache_control: {type: ephemeral}`, as GCMP and Copilot's own Anthropic client do; inside a tool
+  result it marks the `tool_result` block. The body's own marks are placed by `breakpoints`, and
+  a client's fill what those leave of the API's four.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from tokengauge.messages import (
     ToolResultPart,
     is_ephemeral,
 )
+from tokengauge.upstream.dialects.anthropic.breakpoints import MAX_BREAKPOINTS, place_breakpoints
 from tokengauge.upstream.dialects.body import (
     IMAGE_MIME_TYPES,
     data_text,
@@ -48,7 +50,6 @@ from tokengauge.upstream.options import RESERVED_KEYS, ChatOptions
 
 ANTHROPIC_VERSION: Final = "2023-06-01"
 CONTINUED: Final = "(continued)"
-MAX_CACHE_BREAKPOINTS: Final = 4
 MIN_THINKING_BUDGET: Final = 1024  # the API's minimum `budget_tokens`
 MIN_ANSWER_TOKENS: Final = 1024  # what thinking must leave of `max_tokens` for the answer
 _CACHE_CONTROL: Final = "cache_control"
@@ -75,14 +76,17 @@ def build_anthropic_body(
     """The streaming Messages body. `max_tokens` is the clamped output cap and is never raised:
     thinking is fitted inside it or left out. A tool mode of "none" sends no `tool_choice`: a
     changed one drops the cached messages (tests/data/wire/SOURCES.md §8), and it is asked only
-    where the cache is the point (`chat.cached_summary`). No credential ever goes into the body."""
+    where the cache is the point (`chat.cached_summary`). Cache breakpoints: `breakpoints`. No
+    credential ever goes into the body."""
     system, turns = anthropic_messages(messages)
+    listed = [anthropic_tool(tool) for tool in tools]
+    place_breakpoints(listed, system, turns)
     body: JsonObject = {"model": model_id, "max_tokens": max_tokens, "messages": turns}
     if system:
         body["system"] = system
     forced_tool = bool(tools) and options.tool_mode == "required"
-    if tools:
-        body["tools"] = [anthropic_tool(tool) for tool in tools]
+    if listed:
+        body["tools"] = listed
     if forced_tool:
         body["tool_choice"] = {"type": "any"}
     budget = thinking_budget(options.thinking_budget, max_tokens, turns, forced_tool=forced_tool)
@@ -171,7 +175,7 @@ def anthropic_messages(messages: Sequence[Message]) -> tuple[list[JsonObject], l
             turns[-1]["content"] += blocks
         else:
             turns.append({"role": message.role, "content": blocks})
-    for block in marked[:-MAX_CACHE_BREAKPOINTS]:
+    for block in marked[:-MAX_BREAKPOINTS]:
         del block["cache_control"]
     for turn in turns:
         first = "tool_result" if turn["role"] == "user" else _THINKING_BLOCKS
