@@ -28,6 +28,7 @@
 # TG_COPILOT_OUTPUT (maxOutputTokens, default 4096), TG_COPILOT_FAMILY (default claude-sonnet-4),
 # TG_COPILOT_COMPACT_AT (the model's compactAt: the window Copilot is told of; unset, none),
 # TG_COPILOT_DEDUP (tokenGauge.deduplicateToolResults: on, the default, or off),
+# TG_COPILOT_MASK (tokenGauge.maskToolResultsAfter, default 0: never),
 # TG_COPILOT_DIALECT (the provider's dialect where a run names none: openai, the default, or
 # anthropic, the Messages API, its prompt cache at the breakpoints the request marks),
 # TG_COPILOT_TURNS (default 12), TG_COPILOT_TOOL_DOCS (the model's toolDocs: full, the default,
@@ -66,6 +67,7 @@ RESULTS=${TG_COPILOT_RESULTS:-}
 COUNTER=${TG_COPILOT_COUNTER:-tokengauge}
 COMPACT_AT=${TG_COPILOT_COMPACT_AT:-}
 DEDUP=${TG_COPILOT_DEDUP:-on}
+MASK=${TG_COPILOT_MASK:-0}
 DEFAULT_DIALECT=${TG_COPILOT_DIALECT:-openai}
 # 12K, not the 8K the issue names: Copilot 0.67's agent request comes to 7,078 true tokens at skew 1
 # before the person's message (its system prompt 3,156, the environment 214, its 39 tools minimal
@@ -184,6 +186,7 @@ for RUN in $SKEWS; do
   "tokenGauge.pythonPath": "$PY",
   "tokenGauge.logLevel": "debug",
   "tokenGauge.deduplicateToolResults": $([ "$DEDUP" = off ] && echo false || echo true),
+  "tokenGauge.maskToolResultsAfter": $MASK,
   "tokenGauge.providers": [$PROVIDER_JSON],
   "tokenGauge.models": [
     {"id": "$MODEL", "provider": "$PROVIDER", "name": "Sim", "family": "$RUN_FAMILY",$WINDOW_JSON "maxOutputTokens": $OUTPUT, "toolDocs": "$TOOL_DOCS"}

@@ -515,3 +515,21 @@ def test_attribution_keeps_what_can_be_sent_and_never_says_its_values(
     assert "${workspace}" in warnings[0] and "tags[4]" in warnings[1]
     assert "providers[1].attribution.user" in warnings[2]
     assert not any(value in " ".join(warnings) for value in ("Zoë", "ana-lopez", "payroll"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warned"),
+    [
+        pytest.param(None, None, False, id="absent-never"),
+        pytest.param(0, None, False, id="zero-never"),
+        pytest.param(-3, None, False, id="negative-never"),
+        pytest.param(6, 6, False, id="rounds"),
+        pytest.param("6", None, True, id="not-a-number"),
+    ],
+)
+def test_mask_tool_results_after(
+    value: Any, expected: int | None, warned: bool, log: pytest.LogCaptureFixture
+) -> None:
+    options = {} if value is None else {"maskToolResultsAfter": value}
+    assert parse_settings(options).mask_tool_results_after == expected
+    assert bool(warnings_of(log)) == warned

@@ -681,6 +681,11 @@ export type ServerSettings = {
      * (`calibration.repeats`).
      */
     deduplicateToolResults?: boolean;
+    /**
+     * Send the results of tool rounds older than this many (in steps of it) as stubs
+     * (`calibration.masking`); None: never.
+     */
+    maskToolResultsAfter?: number | null;
     /** Days the usage history keeps a request (the dashboard's reach). */
     usageRetentionDays?: number;
     /** OpenTelemetry spans and metrics of every request (off by default). */

@@ -23,6 +23,7 @@ export interface ISettings {
     responseTimeout: number;
     toolResultMaxTokens: number;
     deduplicateToolResults: boolean;
+    maskToolResultsAfter: number;
     usageRetentionDays: number;
     telemetry: TelemetryOptions;
 }
@@ -43,6 +44,7 @@ export function readSettings(): ISettings {
         responseTimeout: config.get<number>('responseTimeout', 1800),
         toolResultMaxTokens: config.get<number>('toolResultMaxTokens', 0),
         deduplicateToolResults: config.get<boolean>('deduplicateToolResults', true),
+        maskToolResultsAfter: config.get<number>('maskToolResultsAfter', 0),
         telemetry: telemetryOptions(config, vscode.workspace.getConfiguration(COPILOT_SECTION), process.env),
     };
 }
@@ -60,6 +62,7 @@ export function initializationOptions(settings: ISettings, storageDir: string, w
         responseTimeout: settings.responseTimeout,
         toolResultMaxTokens: settings.toolResultMaxTokens,
         deduplicateToolResults: settings.deduplicateToolResults,
+        maskToolResultsAfter: settings.maskToolResultsAfter,
         usageRetentionDays: settings.usageRetentionDays,
         telemetry: settings.telemetry,
         ...workspaceNameOption(settings.providers, workspaceName),

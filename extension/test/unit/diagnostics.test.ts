@@ -17,6 +17,7 @@ const settings: ISettings = {
     responseTimeout: 1800,
     toolResultMaxTokens: 0,
     deduplicateToolResults: true,
+    maskToolResultsAfter: 0,
     usageRetentionDays: 30,
     telemetry: {
         enabled: true,

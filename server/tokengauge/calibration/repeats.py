@@ -62,7 +62,7 @@ def refer_repeats(messages: Sequence[Message]) -> Referred:
     for message in messages:
         content: list[Part] = []
         for part in message.content:
-            text = _plain_text(part)
+            text = result_text(part)
             if text is None or not _repeatable(text):
                 content.append(part)
                 continue
@@ -81,8 +81,9 @@ def refer_repeats(messages: Sequence[Message]) -> Referred:
     return Referred(out, results, chars)
 
 
-def _plain_text(part: Part) -> str | None:
-    """A tool result's text when it is all text; None for anything else."""
+def result_text(part: Part) -> str | None:
+    """A tool result's text when it is all text; None for anything else (the only results
+    the send path replaces)."""
     if not isinstance(part, ToolResultPart) or not part.content:
         return None
     if not all(isinstance(inner, TextPart) for inner in part.content):

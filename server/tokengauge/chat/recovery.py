@@ -12,6 +12,7 @@ import attrs
 
 from tokengauge.calibration.classify import ParsedError
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
+from tokengauge.calibration.masking import mask_old_results
 from tokengauge.calibration.repeats import refer_repeats
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
@@ -95,23 +96,41 @@ class Fitting:
             )
             self.sink.calibration_changed(route.model.id)
 
-    def fit(self) -> None:
-        """Send repeated tool results as references and cap the tool results if asked to, climb
-        the ladder if the request cannot fit, and size `max_tokens`; the `ChatError` a person
-        should see if nothing makes it fit."""
-        gauge, model, params = self.gauge, self.route.model, self.params
-        truncator = Truncator(gauge.counts.counter(model).text.encoding)
-        messages = params.messages
-        if gauge.settings.deduplicate_tool_results:
+    def lightened(self) -> list[Message]:
+        """The messages with older tool rounds' results as stubs and repeated results as
+        references, as the settings ask: the same for the same messages, so each request of a
+        conversation makes the same changes as the one before."""
+        settings, model_id = self.gauge.settings, self.route.model.id
+        messages = list(self.params.messages)
+        if settings.mask_tool_results_after is not None:
+            masked = mask_old_results(messages, settings.mask_tool_results_after)
+            messages = masked.messages
+            if masked.results:
+                log.info(
+                    "%s: %d results of older tool rounds sent as stubs (%s characters)",
+                    model_id,
+                    masked.results,
+                    f"{masked.chars:,}",
+                )
+        if settings.deduplicate_tool_results:
             referred = refer_repeats(messages)
             messages = referred.messages
             if referred.results:
                 log.info(
                     "%s: %d repeated tool results sent as references (%s characters)",
-                    model.id,
+                    model_id,
                     referred.results,
                     f"{referred.chars:,}",
                 )
+        return messages
+
+    def fit(self) -> None:
+        """Lighten the messages (`lightened`), cap the tool results if asked to, climb the ladder
+        if the request cannot fit, and size `max_tokens`; the `ChatError` a person should see if
+        nothing makes it fit."""
+        gauge, model, params = self.gauge, self.route.model, self.params
+        truncator = Truncator(gauge.counts.counter(model).text.encoding)
+        messages = self.lightened()
         capped = Cut(messages)
         cap = gauge.settings.tool_result_max_tokens
         if cap is not None:

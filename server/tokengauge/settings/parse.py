@@ -260,6 +260,7 @@ def parse_settings(options: Any) -> ServerSettings:
         retry_base_delay=_positive(options, "retryBaseDelay", 1.0),
         tool_result_max_tokens=_tool_result_cap(options),
         deduplicate_tool_results=_scalar(options, "deduplicateToolResults", bool, True),
+        mask_tool_results_after=_mask_after(options),
         usage_retention_days=_whole(options, "usageRetentionDays", 30, MAX_RETENTION_DAYS),
         telemetry=_telemetry(options),
         workspace_name=_scalar(options, "workspaceName", str, None) or None,
@@ -295,6 +296,12 @@ def _tool_result_cap(options: dict[str, Any]) -> int | None:
         log.warning("toolResultMaxTokens %d is too small: using %d", value, MIN_TOOL_RESULT_TOKENS)
         return MIN_TOOL_RESULT_TOKENS
     return int(value)
+
+
+def _mask_after(options: dict[str, Any]) -> int | None:
+    """`maskToolResultsAfter`: a number of tool rounds; absent, 0 or invalid: never."""
+    value = _scalar(options, "maskToolResultsAfter", int, None)
+    return int(value) if value is not None and value > 0 else None
 
 
 def _positive(options: dict[str, Any], key: str, default: float) -> float:

@@ -195,6 +195,9 @@ class ServerSettings:
     deduplicate_tool_results: bool = True
     """Send a tool result that repeats an earlier one word for word as a reference to it
     (`calibration.repeats`)."""
+    mask_tool_results_after: int | None = None
+    """Send the results of tool rounds older than this many (in steps of it) as stubs
+    (`calibration.masking`); None: never."""
     usage_retention_days: int = 30
     """Days the usage history keeps a request (the dashboard's reach)."""
     telemetry: TelemetrySettings = TelemetrySettings()

@@ -5,7 +5,8 @@
 // Scenarios: `standard` (the kinds in turn), `large` (every third turn from the first a pasted
 // service log of at least 5,000 o200k tokens and 150 lines), `shifting` (prose and CJK, then code and logs, which
 // the upstream counts at different scales: `scaleRules`), and `local` / `local-set` (the standard
-// kinds and reads, sized for a local server's small loaded window: `SIZES`); `otel` is the standard's
+// kinds and reads, sized for a local server's small loaded window: `SIZES`), `rereads` (three files
+// read four times each, turns a third the size: what deduplication and masking save); `otel` is the standard's
 // content (what differs there is where Copilot's and tokengauge's spans go).
 'use strict';
 const path = require('path');
@@ -169,6 +170,8 @@ const FILES = [
 ];
 // Per turn (cycled): which FILES Copilot is made to read before it answers.
 const READS = [[], [0], [], [1, 2], [], [3], [0], [], [2], [1], [], [3, 0]];
+// The rereads scenario's: the first three FILES read four times each in 12 turns.
+const REREADS = [[0, 1, 2], [], [0, 1], [2], [], [0, 1, 2], [], [], [0], [1, 2], [], []];
 // The shifting scenario's reads: the prose notes in its first half, code and logs in its second.
 const SHIFT_READS = [[[], [2], [], [2], [], []], [[0], [], [1], [], [0, 1], []]];
 
@@ -180,7 +183,8 @@ const TOKENS = [5000, 4200, 5800, 4600, 5400, 4000];
 // system prompt and its 39 tools, minimal, take 7.1k before the person says anything), so their turns
 // (400–580 true tokens of content) and files (360–480) are what such a window holds beside them, and
 // the conversation still outgrows it within a turn or two.
-const SIZES = { local: { turn: 0.1, file: 0.2 }, 'local-set': { turn: 0.1, file: 0.2 } };
+// The rereads scenario's turns are a third the size, so that what is read again weighs.
+const SIZES = { local: { turn: 0.1, file: 0.2 }, 'local-set': { turn: 0.1, file: 0.2 }, rereads: { turn: 0.3, file: 1 } };
 const SCENARIOS = ['standard', 'large', 'shifting', 'otel', ...Object.keys(SIZES)];
 
 // How the test upstream counts each kind in the shifting scenario (ModelBehavior.scale_rules, first
@@ -264,6 +268,7 @@ class Content {
             return { kind: cycled(SHIFT_ORDER), reads: cycled(SHIFT_READS) };
         }
         if (this.scenario === 'large' && i % PASTED.every === 0) return { kind: 'pasted', reads: [] };
+        if (this.scenario === 'rereads') return { kind: ORDER[i % ORDER.length], reads: REREADS[i % REREADS.length] };
         return { kind: ORDER[i % ORDER.length], reads: READS[i % READS.length] };
     }
 
