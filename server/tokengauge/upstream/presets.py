@@ -85,6 +85,8 @@ class Preset:
     cache_key: bool = False
     """It takes `prompt_cache_key`, which sends requests that share one to the machine holding
     their cached prefix (OpenAI's prompt caching guide)."""
+    cache_marked: tuple[str, ...] = ()
+    """The beginnings of the model ids it caches only where a request marks `cache_control`."""
 
 
 PRESETS: Final = {
@@ -120,6 +122,7 @@ PRESETS: Final = {
             True,
             key_check="key",
             gateway=OPENROUTER,
+            cache_marked=("anthropic/",),
         ),
         Preset("azure-openai", "Azure OpenAI", "openai", None, "api-key", True),
         Preset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1", "bearer", True),
@@ -270,3 +273,10 @@ def auth_of(provider: ProviderSettings) -> Auth:
     if preset is not None:
         return preset.auth
     return "x-api-key" if provider.dialect == "anthropic" else "bearer"
+
+
+def caches_where_marked(provider: ProviderSettings, model_id: str) -> bool:
+    """Whether the model's API caches only where a request marks `cache_control` (the
+    provider's preset says so by the model id's beginning)."""
+    preset = preset_of(provider)
+    return preset is not None and model_id.startswith(preset.cache_marked)

@@ -11,7 +11,10 @@ each as its JSON. What of it was seen before is read from the cache:
   `cache_control` mark ends (a breakpoint) are written, and a request reads the longest written
   prefix that ends at one of its blocks, no more than 20 blocks before one of its breakpoints; at
   least 1,024 tokens; what lies between that and its last breakpoint is written
-  (`cache_creation_input_tokens`).
+  (`cache_creation_input_tokens`);
+- OpenRouter's Claude models (`anthropic/…` behind Chat Completions): Anthropic's rule, its
+  blocks the messages' content parts, marked by `cache_control` on a part (OpenRouter's
+  prompt-caching guide).
 Counts are in the model's encoder over that layout, then scaled to the request's true prompt count,
 so a request's cached share is its share of the layout.
 """
@@ -64,7 +67,7 @@ class PromptCache:
         if not laid:
             return CacheUse()
         model = str(body.get("model", "")).encode()
-        if dialect == "anthropic":
+        if _marked_only(body, dialect):
             read, written = self._breakpoints(model, segments)
         else:
             read, written = self._blocks(model, segments), 0
@@ -129,6 +132,15 @@ def laid(body: Mapping[str, Any], dialect: str, encoder: str) -> int:
 
 def _segments(body: Mapping[str, Any], dialect: str, encoder: str) -> Iterator[_Segment]:
     """The request in the order the API caches it, one segment per block a mark may end."""
+    if _marked_only(body, dialect) and dialect != "anthropic":
+        for tool in _listed(body.get("tools")):
+            yield _segment(tool, encoder)
+        for message in _listed(body.get("messages")):
+            content = message.get("content")
+            # OpenRouter hands Claude a string content as one text block.
+            parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            yield from _blocks_of(parts, encoder, str(message.get("role")))
+        return
     if dialect == "anthropic":
         yield from _blocks_of(_listed(body.get("tools")), encoder, "tool")
         system = body.get("system")
@@ -156,6 +168,11 @@ def _blocks_of(blocks: list[Any], encoder: str, role: str) -> Iterator[_Segment]
 def _segment(value: Any, encoder: str, breakpoint: bool = False) -> _Segment:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return _Segment(encoding(encoder).encode(text, disallowed_special=()), breakpoint)
+
+
+def _marked_only(body: Mapping[str, Any], dialect: str) -> bool:
+    """Whether the API caches only at marks: Anthropic's, or OpenRouter's Claude models."""
+    return dialect == "anthropic" or str(body.get("model", "")).startswith("anthropic/")
 
 
 def _listed(value: Any) -> list[Mapping[str, Any]]:

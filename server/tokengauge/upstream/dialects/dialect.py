@@ -32,7 +32,7 @@ from tokengauge.upstream.dialects.responses.request import build_responses_body
 from tokengauge.upstream.dialects.responses.stream import ResponsesStreamParser
 from tokengauge.upstream.http import join_url
 from tokengauge.upstream.options import ChatOptions
-from tokengauge.upstream.presets import auth_of
+from tokengauge.upstream.presets import auth_of, caches_where_marked
 from tokengauge.upstream.sse import iter_file_events
 
 BodyBuilder = Callable[[ModelSpec, Sequence[Message], Sequence[Tool], ChatOptions, int], Any]
@@ -86,6 +86,7 @@ def _openai_body(
         max_tokens_field=field,
         rule=rule_for(model),
         family=model.family,
+        cache_marks=caches_where_marked(model.provider, model.id),
     )
 
 

@@ -40,6 +40,7 @@ from tokengauge.upstream.dialects.body import (
     openai_sampling,
     part_text,
 )
+from tokengauge.upstream.dialects.openai.cache_marks import mark_cache
 from tokengauge.upstream.dialects.openai.reasoning_replay import replay
 from tokengauge.upstream.dialects.openai.reasoning_rules import (
     UNKNOWN_SERVER,
@@ -96,16 +97,21 @@ def build_openai_body(
     max_tokens_field: MaxTokensField = "max_tokens",
     rule: ReasoningRule = UNKNOWN_SERVER,
     family: str = "",
+    cache_marks: bool = False,
 ) -> JsonObject:
     """The streaming Chat Completions body; usage is always requested (`include_usage`).
 
     `max_tokens` is the clamped output cap (None leaves it to the server), written under
     `max_tokens_field` (see `max_tokens_field_for`); `rule` is what the server wants of the
-    model's reasoning (of the `family`). No credential ever goes into the body.
+    model's reasoning (of the `family`); `cache_marks` marks where the API should cache
+    (`cache_marks.mark_cache`). No credential ever goes into the body.
     """
+    converted = openai_messages(messages, rule)
+    if cache_marks:
+        mark_cache(converted)
     body: JsonObject = {
         "model": model_id,
-        "messages": openai_messages(messages, rule),
+        "messages": converted,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
