@@ -21,7 +21,7 @@
 # spans.jsonl), tokengauge's telemetry left to follow it (`auto`): the suite checks that each request
 # tokengauge sent is a `chat` span in Copilot's trace, under the span Copilot called the model from.
 # Env: TG_PYTHON (the server's and the upstream's Python, default .venv/bin/python),
-# TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3:anthropic 1.6 1.8 1.6/progressive large@1.6 large@1.8
+# TG_COPILOT_SKEWS (the runs, default "0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8
 # shifting@1.0 local@1.0 local-set@1.0 otel@1.0", about 1 min each: [scenario@]skew[/toolDocs][:dialect], the scenario standard unless named, the
 # model's toolDocs TG_COPILOT_TOOL_DOCS unless named, the dialect TG_COPILOT_DIALECT unless named), TG_COPILOT_ENCODING (default o200k_base),
 # TG_COPILOT_OVERHEAD (true tokens per message, default 7), TG_COPILOT_WINDOW (default 40000),
@@ -52,7 +52,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 PY=${TG_PYTHON:-$REPO/.venv/bin/python}
-SKEWS=${TG_COPILOT_SKEWS:-0.6 1.0 1.3:anthropic 1.6 1.8 1.6/progressive large@1.6 large@1.8 shifting@1.0 local@1.0 local-set@1.0 otel@1.0}
+SKEWS=${TG_COPILOT_SKEWS:-0.6 1.0 1.3 1.6 1.8 1.6/progressive large@1.6 large@1.8 shifting@1.0 local@1.0 local-set@1.0 otel@1.0}
 ENCODING=${TG_COPILOT_ENCODING:-o200k_base}
 OVERHEAD=${TG_COPILOT_OVERHEAD:-7}
 WINDOW=${TG_COPILOT_WINDOW:-40000}
