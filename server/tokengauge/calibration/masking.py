@@ -17,26 +17,13 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-import attrs
-
-from tokengauge.calibration.repeats import LEAST_CHARS, result_text
-from tokengauge.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from tokengauge.calibration.repeats import LEAST_CHARS, Replaced, replace_results
+from tokengauge.messages import Message, ToolCallPart, ToolResultPart
 
 ERROR_LINE: Final = re.compile(r"\b(error|exception|traceback|failed|failure|fatal)\b", re.I)
 """A line a stub keeps: it reports a failure the model may still need to know of."""
 MOST_ERROR_LINES: Final = 12
 ERROR_LINE_CHARS: Final = 240
-
-
-@attrs.frozen
-class Masked:
-    """Messages with the results of older tool rounds as stubs."""
-
-    messages: list[Message]
-    results: int = 0
-    """Results that went as stubs."""
-    chars: int = 0
-    """Characters of result text left out."""
 
 
 def hidden_rounds(rounds: int, keep: int) -> int:
@@ -65,7 +52,7 @@ def stub(call: ToolCallPart, text: str) -> str:
     return f"{head}\nIts error lines:\n{lines}"
 
 
-def mask_old_results(messages: Sequence[Message], keep: int) -> Masked:
+def mask_old_results(messages: Sequence[Message], keep: int) -> Replaced:
     """`messages` with the long text results of all but the latest `keep` to 2 × `keep` − 1 tool
     rounds as stubs (see the module docstring)."""
     rounds = [
@@ -76,23 +63,11 @@ def mask_old_results(messages: Sequence[Message], keep: int) -> Masked:
     ]
     hidden = hidden_rounds(len(rounds), keep)
     if not hidden:
-        return Masked(list(messages))
+        return Replaced(list(messages))
     calls = {call.call_id: call for calls in rounds[:hidden] for call in calls}
-    out: list[Message] = []
-    results = chars = 0
-    for message in messages:
-        content: list[Part] = []
-        for part in message.content:
-            text = result_text(part)
-            if not isinstance(part, ToolResultPart) or part.call_id not in calls:
-                content.append(part)
-                continue
-            if text is None or len(text) < LEAST_CHARS:
-                content.append(part)
-                continue
-            content.append(attrs.evolve(part, content=[TextPart(stub(calls[part.call_id], text))]))
-            results, chars = results + 1, chars + len(text)
-        out.append(
-            attrs.evolve(message, content=content) if content != message.content else message
-        )
-    return Masked(out, results, chars)
+
+    def line_for(part: ToolResultPart, text: str) -> str | None:
+        call = calls.get(part.call_id)
+        return None if call is None or len(text) < LEAST_CHARS else stub(call, text)
+
+    return replace_results(messages, line_for)

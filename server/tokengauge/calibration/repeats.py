@@ -14,7 +14,7 @@ reference would be about as long).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import attrs
@@ -28,14 +28,40 @@ ERROR_LEADS: Final = ("error", "err:", "failed", "exception", "traceback")
 
 
 @attrs.frozen
-class Referred:
-    """Messages with each repeated tool result as a reference to its first copy."""
+class Replaced:
+    """Messages with some tool results sent as a line of text instead."""
 
     messages: list[Message]
     results: int = 0
-    """Results that went as references."""
+    """Results that went as a line of text."""
     chars: int = 0
     """Characters of result text left out."""
+
+
+def replace_results(
+    messages: Sequence[Message], line_for: Callable[[ToolResultPart, str], str | None]
+) -> Replaced:
+    """`messages` with each all-text tool result for which `line_for(result, its text)` gives a
+    line sent as that line (in order: `line_for` may keep what it has seen)."""
+    out: list[Message] = []
+    results = chars = 0
+    for message in messages:
+        content: list[Part] = []
+        for part in message.content:
+            text = result_text(part)
+            if not isinstance(part, ToolResultPart) or not text:
+                content.append(part)
+                continue
+            line = line_for(part, text)
+            if line is None:
+                content.append(part)
+                continue
+            content.append(attrs.evolve(part, content=[TextPart(line)]))
+            results, chars = results + 1, chars + len(text)
+        out.append(
+            attrs.evolve(message, content=content) if content != message.content else message
+        )
+    return Replaced(out, results, chars)
 
 
 def reference(call: ToolCallPart | None, call_id: str, chars: int) -> str:
@@ -47,7 +73,7 @@ def reference(call: ToolCallPart | None, call_id: str, chars: int) -> str:
     )
 
 
-def refer_repeats(messages: Sequence[Message]) -> Referred:
+def refer_repeats(messages: Sequence[Message]) -> Replaced:
     """`messages` with every tool result whose text repeats an earlier result's exactly (and is
     long enough, and not an error) as a reference to the earliest copy."""
     calls = {
@@ -57,28 +83,17 @@ def refer_repeats(messages: Sequence[Message]) -> Referred:
         if isinstance(part, ToolCallPart)
     }
     first: dict[str, str] = {}
-    out: list[Message] = []
-    results = chars = 0
-    for message in messages:
-        content: list[Part] = []
-        for part in message.content:
-            text = result_text(part)
-            if text is None or not _repeatable(text):
-                content.append(part)
-                continue
-            assert isinstance(part, ToolResultPart)
-            key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            earlier = first.setdefault(key, part.call_id)
-            if earlier == part.call_id:
-                content.append(part)
-                continue
-            stub = reference(calls.get(earlier), earlier, len(text))
-            content.append(attrs.evolve(part, content=[TextPart(stub)]))
-            results, chars = results + 1, chars + len(text)
-        out.append(
-            attrs.evolve(message, content=content) if content != message.content else message
-        )
-    return Referred(out, results, chars)
+
+    def line_for(part: ToolResultPart, text: str) -> str | None:
+        if not _repeatable(text):
+            return None
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        earlier = first.setdefault(key, part.call_id)
+        if earlier == part.call_id:
+            return None
+        return reference(calls.get(earlier), earlier, len(text))
+
+    return replace_results(messages, line_for)
 
 
 def result_text(part: Part) -> str | None:
