@@ -60,7 +60,7 @@ trap 'kill ${PIDS[*]} 2>/dev/null || true' EXIT
 for SPEC in $SKEWS; do
     SKEW=${SPEC%%:*} TRUE_WINDOW=$WINDOW
     [ "$SPEC" = "$SKEW" ] || TRUE_WINDOW=${SPEC#*:}
-    CONFIG=$(printf '{"reply": {"text": "Read it: notes of the project.", "scripted_calls": true}, "model": {"encoding": "cl100k_base", "scale": %s, "tool_scale": %s, "context_window": %s, "require_api_key": "%s"}}' \
+    CONFIG=$(printf '{"reply": {"text": "Read it: notes of the project.", "scripted_calls": true}, "model": {"encoding": "cl100k_base", "scale": %s, "tool_scale": %s, "context_window": %s, "require_api_key": "%s", "prompt_cache": true}}' \
         "$SKEW" "$SKEW" "$TRUE_WINDOW" "$KEY")
     "$PY" -m tests.harness.fake_upstream.server --port 0 --config "$CONFIG" > "$WORK/up-$SKEW.out" 2> "$WORK/up-$SKEW.err" &
     PIDS+=($!)
@@ -121,10 +121,12 @@ grep -o 'agent-host-result {.*}' "$WORK/run.log" | cut -d' ' -f2- | node -e '
 const { table } = require(process.argv[1]);
 const text = require("fs").readFileSync(0, "utf8").trim();
 const rows = text ? text.split("\n").map((line) => JSON.parse(line)) : [];
-table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "our refusals", "runtime truncations", "requests with history cut", "tokens cut", "of tokens sent", "max true fill"],
+const share = (x) => x.toFixed(2);
+table(["provider", "runtime", "skew", "true window", "storage", "turns ok", "requests", "overflows", "compactions (turn:trigger)", "our refusals", "runtime truncations", "requests with history cut", "tokens cut", "of tokens sent", "max true fill", "from cache", "compaction requests from cache"],
     rows.map((r) => [r.vendor, r.runtime, r.skew, r.trueWindow, r.pass, `${r.turnsOk}/${r.turns}`, r.requests, r.overflows,
         r.compactions.map((c) => `${c.turn}:${c.trigger}`).join(" ") || "0", r.refusals, r.truncations, r.historyCut, r.tokensCut,
-        r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2)]));
+        r.tokensSent ? `${(100 * r.tokensCut / r.tokensSent).toFixed(1)}%` : "-", r.maxFill.toFixed(2),
+        r.tokensSent ? share(r.tokensCached / r.tokensSent) : "-", r.compactionsCached.map(share).join(" ") || "-"]));
 ' "$REPO/scripts/markdown-table.js"
 grep -o 'agent-host-reasoning {.*}' "$WORK/run.log" | cut -d' ' -f2-
 echo "agent-host suite: logs in $WORK"

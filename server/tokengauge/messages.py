@@ -135,6 +135,11 @@ class Message:
     content: list[Part] = attrs.field(factory=list)
     name: str | None = None
 
+    @property
+    def tool_results_only(self) -> bool:
+        """Whether it holds tool results and nothing else (a tool loop's next round)."""
+        return bool(self.content) and all(isinstance(p, ToolResultPart) for p in self.content)
+
 
 @attrs.frozen
 class Tool:

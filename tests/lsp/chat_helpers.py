@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pytest_lsp import LanguageClient
 
+from tests.harness.fake_upstream.config import UpstreamConfig
+from tests.harness.fake_upstream.server import Upstream, running_upstream
 from tests.harness.lsp import plain
 from tests.lsp.helpers import text_message
 
@@ -114,3 +118,25 @@ def chat_params(model_id: str, messages: list[dict[str, Any]], **extra: Any) -> 
         "credentials": {"apiKey": API_KEY},
         **extra,
     }
+
+
+@contextlib.asynccontextmanager
+async def caching_upstream() -> AsyncIterator[Upstream]:
+    """A test upstream that keeps a prompt cache as OpenAI's does (and reports what it read)."""
+    config = UpstreamConfig()
+    config.model.prompt_cache = True
+    async with running_upstream(config) as up:
+        yield up
+
+
+def tool_round(call_id: str, path: str, result: str) -> list[dict[str, Any]]:
+    """One `read_file` round as VS Code hands it over: the call, then its result."""
+    called = {"type": "toolCall", "callId": call_id, "name": "read_file", "input": {"path": path}}
+    content = [{"type": "text", "value": result}]
+    return [
+        {"role": "assistant", "content": [called]},
+        {
+            "role": "user",
+            "content": [{"type": "toolResult", "callId": call_id, "content": content}],
+        },
+    ]

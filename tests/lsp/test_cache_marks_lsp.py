@@ -12,12 +12,10 @@ from typing import Any, Final
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.harness.fake_upstream.config import UpstreamConfig
-from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import READ_FILE, chat_params
+from tests.lsp.chat_helpers import READ_FILE, caching_upstream, chat_params, tool_round
 from tests.lsp.helpers import text_message
-from tests.lsp.test_repeats_lsp import round_of
 
 SIZES: Final = {"contextWindow": 200_000, "maxOutputTokens": 4096}
 
@@ -41,9 +39,7 @@ def options(storage: str, base_url: str) -> dict[str, Any]:
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    config = UpstreamConfig()
-    config.model.prompt_cache = True
-    async with running_upstream(config) as up:
+    async with caching_upstream() as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         await initialize(lsp_client, options(str(tmp_path / "storage"), up.base_url))
         yield
@@ -56,7 +52,7 @@ def loop(rounds: int) -> list[dict[str, Any]]:
         text_message("user", "Review ledger.py and its tests."),
     ]
     for n in range(rounds):
-        messages += round_of(f"c{n}", f"ledger_{n}.py", f"def post_{n}(entry):\n    pass\n" * 60)
+        messages += tool_round(f"c{n}", f"ledger_{n}.py", f"def post_{n}(entry):\n    pass\n" * 60)
     return messages
 
 

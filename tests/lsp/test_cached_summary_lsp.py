@@ -19,11 +19,18 @@ from typing import Any, Final
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.harness.fake_upstream.config import Reply, Scripted, UpstreamConfig
+from tests.harness.fake_upstream.config import Reply, Scripted
 from tests.harness.fake_upstream.records import RecordedRequest
-from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import READ_FILE, PartLog, answer_message, chat_options, chat_params
+from tests.lsp.chat_helpers import (
+    READ_FILE,
+    PartLog,
+    answer_message,
+    caching_upstream,
+    chat_options,
+    chat_params,
+)
 from tests.lsp.helpers import text_message
 from tokengauge.chat.cached_summary import ASK_MARK, INSTRUCTIONS_MARK, SIMPLE_MARK
 
@@ -48,9 +55,7 @@ SUMMARY: Final = "<summary>ledger.py was read; post() writes each checksum.</sum
 
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    config = UpstreamConfig()
-    config.model.prompt_cache = True
-    async with running_upstream(config) as up:
+    async with caching_upstream() as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.part_log = PartLog(lsp_client)  # type: ignore[attr-defined]
         options = chat_options(str(tmp_path / "storage"), up.base_url)

@@ -13,12 +13,17 @@ import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.harness.fake_upstream.config import UpstreamConfig
-from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import READ_FILE, chat_options, chat_params
+from tests.lsp.chat_helpers import (
+    READ_FILE,
+    caching_upstream,
+    chat_options,
+    chat_params,
+    tool_round,
+)
 from tests.lsp.helpers import text_message
-from tests.lsp.test_repeats_lsp import results, round_of
+from tests.lsp.test_repeats_lsp import results
 
 FAILED: Final = "FAILED tests/test_ledger.py::test_post - AssertionError: checksum"
 RUN: Final = "collected 40 items\n" + "tests/test_ledger.py ....\n" * 40 + FAILED + "\n"
@@ -32,15 +37,13 @@ def conversation(rounds: int) -> list[dict]:
     ]
     for n in range(rounds):
         source = f"def post_{n}(entry):\n    audit.write(entry.checksum)\n" * 40
-        messages += round_of(f"c{n}", f"ledger_{n}.py", RUN if n == 0 else source)
+        messages += tool_round(f"c{n}", f"ledger_{n}.py", RUN if n == 0 else source)
     return messages
 
 
 @pytest_lsp.fixture(config=SERVER, params=[2, 0], ids=["masked", "whole"])
 async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.FixtureRequest):
-    config = UpstreamConfig()
-    config.model.prompt_cache = True
-    async with running_upstream(config) as up:
+    async with caching_upstream() as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.keep = request.param  # type: ignore[attr-defined]
         options = chat_options(

@@ -7,17 +7,22 @@ failed call's error whole, and sends fewer tokens; `deduplicateToolResults: fals
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.harness.fake_upstream.config import UpstreamConfig
 from tests.harness.fake_upstream.records import RecordedRequest
-from tests.harness.fake_upstream.server import Upstream, running_upstream
+from tests.harness.fake_upstream.server import Upstream
 from tests.harness.lsp import SERVER, call, initialize
-from tests.lsp.chat_helpers import READ_FILE, chat_options, chat_params
+from tests.lsp.chat_helpers import (
+    READ_FILE,
+    caching_upstream,
+    chat_options,
+    chat_params,
+    tool_round,
+)
 from tests.lsp.helpers import text_message
 
 FILE: Final = "def post(entry):\n    audit.write(entry.checksum)\n" * 60
@@ -25,35 +30,20 @@ ERROR: Final = "ERROR: ledger.lock is held by another process.\n" + "  at lock()
 QUESTION: Final = "Review ledger.py, then check it again after the lock clears."
 
 
-def round_of(call_id: str, path: str, result: str) -> list[dict[str, Any]]:
-    """One tool round as VS Code hands it over: the call, then its result."""
-    called = {"type": "toolCall", "callId": call_id, "name": "read_file", "input": {"path": path}}
-    content = [{"type": "text", "value": result}]
-    return [
-        {"role": "assistant", "content": [called]},
-        {
-            "role": "user",
-            "content": [{"type": "toolResult", "callId": call_id, "content": content}],
-        },
-    ]
-
-
 CONVERSATION: Final = [
     text_message("system", "You are an expert AI programming assistant."),
     text_message("user", QUESTION),
-    *round_of("c1", "ledger.py", FILE),
-    *round_of("c2", "ledger.lock", ERROR),
+    *tool_round("c1", "ledger.py", FILE),
+    *tool_round("c2", "ledger.lock", ERROR),
     text_message("user", QUESTION),  # the person's words, the same again: always whole
-    *round_of("c3", "ledger.lock", ERROR),  # an error again: always whole
-    *round_of("c4", "ledger.py", FILE),  # the file again, unchanged
+    *tool_round("c3", "ledger.lock", ERROR),  # an error again: always whole
+    *tool_round("c4", "ledger.py", FILE),  # the file again, unchanged
 ]
 
 
 @pytest_lsp.fixture(config=SERVER, params=[True, False], ids=["deduplicated", "every-copy"])
 async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.FixtureRequest):
-    config = UpstreamConfig()
-    config.model.prompt_cache = True
-    async with running_upstream(config) as up:
+    async with caching_upstream() as up:
         lsp_client.upstream = up  # type: ignore[attr-defined]
         lsp_client.deduplicated = request.param  # type: ignore[attr-defined]
         options = chat_options(

@@ -1,8 +1,9 @@
 """`toolDocs` end to end over LSP: under `progressive` the first request of a turn carries each
-tool's minimal signature; once the conversation holds a call to a tool, that tool goes whole; the
-model's call made against the minimal form is answered like any other. Copilot's count of the
-tools (its formula over the full tools' strings, at the scale we give) follows what is sent, and
-the status and the dashboard say what was saved."""
+tool's minimal signature; once the conversation holds a call to a tool, that tool goes whole from
+the next turn on (within the tool loop the tools stay as they were, so the API's cached prefix
+holds); the model's call made against the minimal form is answered like any other. Copilot's
+count of the tools (its formula over the full tools' strings, at the scale we give) follows what
+is sent, and the status and the dashboard say what was saved."""
 
 from __future__ import annotations
 
@@ -101,10 +102,13 @@ def with_its_result(
     return tool_call, follow
 
 
-async def test_tools_go_minimal_until_called(client: LanguageClient):
+async def test_tools_go_minimal_until_called_and_whole_from_the_next_turn(
+    client: LanguageClient,
+):
     upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    tools = [READ_FILE, LIST_DIR]
     messages = [text_message("user", f"Read a.py. {ASK}")]
-    first = chat_params("gpt-4o", messages, tools=[READ_FILE, LIST_DIR])
+    first = chat_params("gpt-4o", messages, tools=tools)
     await call(client, "tokenGauge/chat", first)
     sent = functions(upstream.model_requests[0])
     assert sent["read_file"] == {
@@ -117,20 +121,41 @@ async def test_tools_go_minimal_until_called(client: LanguageClient):
         },
     }
     assert sent["list_dir"]["description"] == "List a directory."
-    # The call the model made against the minimal form came through, and went back answered.
+    # The call the model made against the minimal form came through, and went back answered,
+    # with the tools as they were: the tool loop's requests keep their prefix.
     tool_call, follow = with_its_result(client, first, messages)
     assert (tool_call["name"], tool_call["input"]) == ("read_file", {"path": "a.py"})
-    await call(
-        client, "tokenGauge/chat", chat_params("gpt-4o", follow, tools=[READ_FILE, LIST_DIR])
-    )
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", follow, tools=tools))
     second = upstream.model_requests[1]
     assert second.status == 200
-    again = functions(second)
+    assert second.json["tools"] == upstream.model_requests[0].json["tools"]
+    # The next turn shows the called tool whole.
+    turn = [*follow, text_message("assistant", "a.py sets x."), text_message("user", "Why?")]
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", turn, tools=tools))
+    third = upstream.model_requests[2]
+    again = functions(third)
     assert again["read_file"]["description"] == READ_FILE["description"]
     assert again["read_file"]["parameters"] == READ_FILE["inputSchema"]
     assert again["list_dir"]["description"] == "List a directory."  # not called: still minimal
     # The upstream counted fewer tool tokens for the minimal forms.
-    assert upstream.model_requests[0].prompt_tools < second.prompt_tools
+    assert second.prompt_tools < third.prompt_tools
+
+
+async def test_a_tool_loop_keeps_its_tools_though_copilot_compacted_it(client: LanguageClient):
+    """Copilot may summarize in the middle of a tool loop: the loop's next request, its history
+    replaced, still sends the tools as the loop's last request did."""
+    upstream: Upstream = client.upstream  # type: ignore[attr-defined]
+    tools = [READ_FILE, LIST_DIR]
+    messages = [text_message("user", f"Read a.py. {ASK}")]
+    first = chat_params("gpt-4o", messages, tools=tools)
+    await call(client, "tokenGauge/chat", first)
+    summary = text_message("user", "<conversation-summary>Read a.py.</conversation-summary>")
+    _, compacted = with_its_result(client, first, [summary])
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", compacted, tools=tools))
+    before, after = upstream.model_requests[-2:]
+    assert after.json["messages"][0]["content"].startswith("<conversation-summary>")
+    assert after.json["tools"] == before.json["tools"]
+    assert functions(after)["read_file"]["description"] == "Read a file."
 
 
 def raw(text: str) -> int:
@@ -172,27 +197,38 @@ async def test_copilots_count_of_the_tools_follows_what_is_sent(client: Language
     assert 0.8 < (room["gpt-4o"] - room["gpt-4o-full"]) / (full - minimal) < 1.25
 
 
-async def test_a_call_has_its_tool_counted_whole_before_the_next_request(client: LanguageClient):
-    """The answer called `run_in_terminal`: the request carrying its result will show that tool
-    in full, and Copilot's count of the tools grows by it before Copilot renders that request.
-    Against `minimal` (the same request sent, the same usage learned), where nothing grows."""
+async def test_a_call_has_its_tool_counted_whole_before_the_next_turn(client: LanguageClient):
+    """The answer called `run_in_terminal`: within the tool loop the tools stay as they were, and
+    Copilot's count of them with them; the answer that ends the turn moves the count to the next
+    turn's, which shows that tool in full, before Copilot renders that turn. Against `minimal`
+    (the same requests sent, the same usage learned), where nothing grows."""
     call_it = {
         "name": "run_in_terminal",
         "arguments": {"command": "ls", "explanation": "x", "goal": "list", "mode": "sync"},
     }
     ask = f"List the files. <tg-tool-calls>{json.dumps([call_it])}</tg-tool-calls>"
-    counts = {}
+    counts: dict[str, list[int]] = {}
     for model_id in ("gpt-4o", "gpt-4o-minimal"):
-        params = chat_params(model_id, [text_message("user", ask)], tools=COPILOT_TOOLS)
+        messages = [text_message("user", ask)]
+        params = chat_params(model_id, messages, tools=COPILOT_TOOLS)
         await call(client, "tokenGauge/chat", params)
         parts = client.part_log.of(params["requestId"])  # type: ignore[attr-defined]
         assert [p["name"] for p in parts if p["type"] == "toolCall"] == ["run_in_terminal"]
-        counts[model_id] = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+        in_loop = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+        _, follow = with_its_result(client, params, messages)
+        ended = chat_params(model_id, follow, tools=COPILOT_TOOLS)
+        await call(client, "tokenGauge/chat", ended)
+        parts = client.part_log.of(ended["requestId"])  # type: ignore[attr-defined]
+        assert not [p for p in parts if p["type"] == "toolCall"]  # the turn's end
+        after = copilots_count(COPILOT_TOOLS, await tool_scale(client, model_id))
+        counts[model_id] = [in_loop, after]
     [terminal] = [t for t in COPILOT_TOOLS if t["name"] == "run_in_terminal"]
     grown = json_tokens([terminal]) - json_tokens([terminal], minimal=True)
+    # Within the loop both count the same minimal tools (learned from the same usage).
+    assert abs(counts["gpt-4o"][0] - counts["gpt-4o-minimal"][0]) < 0.2 * grown
     # Copilot's sum moves in steps (just above a scale of 1, every string of two tokens or more
     # counts one more), so the growth lands at or above the tool's share, never below.
-    assert 0.8 * grown < counts["gpt-4o"] - counts["gpt-4o-minimal"] < 2 * grown
+    assert 0.8 * grown < counts["gpt-4o"][1] - counts["gpt-4o-minimal"][1] < 2 * grown
 
 
 async def test_the_status_and_the_dashboard_say_what_was_saved(client: LanguageClient):
@@ -217,39 +253,32 @@ async def test_the_status_and_the_dashboard_say_what_was_saved(client: LanguageC
 
 async def test_a_model_uses_an_optional_parameter_once_it_is_shown_whole(client: LanguageClient):
     """A model that uses only what the schema it sees describes: told the minimal form it calls
-    with the required parameter alone (which Copilot accepts); shown the whole tool after that
-    call, it uses the optional one too. Under `minimal` it never does."""
-    script = json.dumps(
-        [
-            {"name": "read_file", "arguments": {"path": "a.py", "startLine": 3}},
-            {"name": "read_file", "arguments": {"path": "b.py", "startLine": 7}},
-        ]
+    with the required parameter alone (which Copilot accepts), again within that tool loop;
+    shown the whole tool from the next turn, it uses the optional one too. Under `minimal` it
+    never does."""
+    a, b = (
+        {"name": "read_file", "arguments": {"path": "a.py", "startLine": 3}},
+        {"name": "read_file", "arguments": {"path": "b.py", "startLine": 7}},
     )
     for model_id, expected in (
-        ("gpt-4o", [{"path": "a.py"}, {"path": "b.py", "startLine": 7}]),
-        ("gpt-4o-minimal", [{"path": "a.py"}, {"path": "b.py"}]),
-        ("gpt-4o-full", [{"path": "a.py", "startLine": 3}, {"path": "b.py", "startLine": 7}]),
+        ("gpt-4o", [{"path": "a.py"}, {"path": "b.py"}, {"path": "b.py", "startLine": 7}]),
+        ("gpt-4o-minimal", [{"path": "a.py"}, {"path": "b.py"}, {"path": "b.py"}]),
+        (
+            "gpt-4o-full",
+            [{"path": "a.py", "startLine": 3}, *[{"path": "b.py", "startLine": 7}] * 2],
+        ),
     ):
-        messages: list[dict[str, Any]] = [
-            text_message("user", f"Read. <tg-tool-calls>{script}</tg-tool-calls>")
-        ]
+        messages: list[dict[str, Any]] = []
         made = []
-        for _ in range(2):
-            params = chat_params(model_id, messages, tools=[READ_FILE, LIST_DIR])
-            await call(client, "tokenGauge/chat", params)
-            [tool_call] = [
-                p for p in client.part_log.of(params["requestId"]) if p["type"] == "toolCall"
-            ]  # type: ignore[attr-defined]
-            made.append(tool_call["input"])
-            result = {
-                "type": "toolResult",
-                "callId": tool_call["callId"],
-                "content": [{"type": "text", "value": "x = 1"}],
-            }
-            messages += [
-                {"role": "assistant", "content": [tool_call]},
-                {"role": "user", "content": [result]},
-            ]
+        for script, calls in (([a, b], 2), ([b], 1)):
+            ask = f"Read. <tg-tool-calls>{json.dumps(script)}</tg-tool-calls>"
+            messages.append(text_message("user", ask))
+            for _ in range(calls):
+                params = chat_params(model_id, messages, tools=[READ_FILE, LIST_DIR])
+                await call(client, "tokenGauge/chat", params)
+                tool_call, messages = with_its_result(client, params, messages)
+                made.append(tool_call["input"])
+            messages.append(text_message("assistant", "Read."))
         assert made == expected, model_id
 
 
@@ -281,6 +310,8 @@ async def test_a_tool_sent_whole_stays_whole_when_the_history_drops_its_call(
     await call(client, "tokenGauge/chat", first)
     _, follow = with_its_result(client, first, messages)
     await call(client, "tokenGauge/chat", chat_params("gpt-4o", follow, tools=tools))
+    turn = [*follow, text_message("assistant", "a.py sets x."), text_message("user", "Why?")]
+    await call(client, "tokenGauge/chat", chat_params("gpt-4o", turn, tools=tools))
     dropped = [*messages, text_message("assistant", "a.py sets x."), text_message("user", "Why?")]
     await call(client, "tokenGauge/chat", chat_params("gpt-4o", dropped, tools=tools))
     _, whole, later = upstream.model_requests[-3:]

@@ -15,8 +15,10 @@ fitted before it is sent instead of refused, rung by rung:
 5. `userMessage`: the turn's own user message cut head + tail;
 
 and only then refused (`CannotFit`). A rung is taken only when every rung before it, taken in full,
-is not enough, and then only as far as needed: the later the rung, the dearer what it costs the
-conversation. Never the system prompt.
+is not enough, and then only as far as needed (in a conversation that goes on, a step past it
+where the rung can: `STEP_ROUNDS`): the later the rung, the dearer what it costs the
+conversation. Never the system prompt. What the conversation's last request took is taken again
+first (`precedent`), so that the prefix the API cached holds.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from typing import Final
 
 import attrs
 
+from tokengauge.calibration.precedent import Decisions, as_held, merged
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import (
     Cuts,
+    Path,
     Text,
     Truncator,
     apply,
@@ -45,6 +49,12 @@ from tokengauge.messages import Message, Tool, ToolCallPart, to_json_text
 RUNGS: Final = ("reasoning", "toolResults", "history", "toolDocs", "output", "userMessage")
 """The rungs in the order they are taken (the usage history's names)."""
 MAX_PASSES: Final = 4
+STEP_ROUNDS: Final = 2
+"""A rung taken in a conversation that grew since its last request goes past what the request
+needs by this many times what it grew, where the rung can: the requests after it grow as much
+again, and those that still fit take the same cuts (`precedent`)."""
+STEP_SHARE: Final = 0.25
+"""The most a step goes past what a request needs: this share of the input target."""
 """Tries at cutting texts only as far as needed before taking them as far as they go."""
 
 Estimate = Callable[[Sequence[Message], Sequence[Tool]], RequestEstimate]
@@ -95,6 +105,8 @@ class Fitted:
     """The tools' form the `toolDocs` rung took, if it was taken."""
     removed: dict[str, int] = attrs.field(factory=dict)
     """Tokens each rung taken removed (`output`: room for the answer given up)."""
+    decisions: Decisions | None = None
+    """What the next request of the conversation takes again (`precedent`)."""
 
     @property
     def changed(self) -> bool:
@@ -148,26 +160,39 @@ def climb(
     truncator: Truncator,
     estimate: Estimate,
     room: Room,
+    since: Decisions | None = None,
 ) -> Fitted:
     """`messages` and the first of `tool_forms` (the tools as the model's settings send them;
     then the reduced forms the `toolDocs` rung may take, smaller each) fitted to `room`, or
-    `CannotFit`."""
+    `CannotFit`. `since`: what the ladder took for the conversation's last request, which these
+    messages continue (`precedent`): taken again, whether or not it is needed, and gone beyond
+    only if it is not enough."""
     usual = tool_forms[0][1]
-    if estimate(messages, usual).total <= room.target(room.floor):
-        return Fitted(list(messages), usual, room.floor)
-    reasoning = reasoning_texts(messages, truncator)
-    results = tool_texts(messages, truncator)
+    held = since or Decisions(tuple(messages))
+    if not held.taken and estimate(messages, usual).total <= room.target(room.floor):
+        return Fitted(list(messages), usual, room.floor, decisions=held)
+    forms = _forms_from(tool_forms, held.form)
+    reasoning = as_held(reasoning_texts(messages, truncator), held.cuts)
+    results = as_held(tool_texts(messages, truncator), held.cuts)
     all_results = shortest(reasoning) | shortest(results)
     units = history_units(messages)
-    all_history = units[-1] if units else frozenset()
-    least_tools = tool_forms[-1][1]
+    kept_out = held.dropped if held.dropped in units else frozenset()
+    units = [unit for unit in units if unit > kept_out]
+    all_history = units[-1] if units else kept_out
+    least_tools = forms[-1][1]
 
     def size(cuts: Cuts, dropped: frozenset[int], tools: Sequence[Tool]) -> RequestEstimate:
-        return estimate(apply(messages, truncator, cuts, dropped).messages, tools)
+        sent = apply(messages, truncator, merged(held.cuts, cuts), dropped)
+        return estimate(sent.messages, tools)
 
+    turn = as_held(turn_texts(messages, truncator), held.cuts)
+    again = _Again(held.cuts, {t.key for t in reasoning}, {t.key for t in turn})
+    if size({}, kept_out, forms[0][1]).total <= room.target(room.floor):
+        taken = again.taken({}, {}, kept_out, forms[0], room.floor, {})
+        return _fitted(messages, usual, truncator, estimate, room, taken)
     # From the last rung up: each as far as needed with every rung before it taken in full.
     user = _fewest_cuts(
-        turn_texts(messages, truncator),
+        turn,
         lambda cuts: size(all_results | cuts, all_history, least_tools),
         room.target(room.least_floor),
         all_the_way=True,
@@ -177,24 +202,52 @@ def climb(
     target = room.target(floor)
     form, tools = next(
         (name, form)
-        for name, form in tool_forms
+        for name, form in forms
         if size(all_results | user, all_history, form).total <= target
     )
-    dropped = next(
-        (d for d in [frozenset(), *units] if size(all_results | user, d, tools).total <= target),
-        all_history,
-    )
-    thoughts, cuts = shortest(reasoning), all_results
-    if not dropped:
+    # A step, not only what this request needs, so that the next ones fit with the same cuts.
+    aim = target - _step(estimate, messages, held, usual, target)
+
+    def fits(cuts: Cuts, dropped: frozenset[int], limit: int) -> bool:
+        return size(cuts | user, dropped, tools).total <= limit
+
+    thoughts, cuts, dropped = shortest(reasoning), all_results, kept_out
+    if fits(all_results, kept_out, target):
+        goal = aim if fits(all_results, kept_out, aim) else target
         cuts = _fewest_cuts(
-            results, lambda cuts: size(thoughts | cuts | user, dropped, tools), target
+            results, lambda cuts: size(thoughts | cuts | user, dropped, tools), goal
         )
         if not cuts:
-            thoughts = _fewest_cuts(
-                reasoning, lambda cuts: size(cuts | user, dropped, tools), target
-            )
-    taken = _Taken(thoughts, cuts, dropped, form, tools, floor, user)
+            thoughts = _fewest_cuts(reasoning, lambda cuts: size(cuts | user, dropped, tools), goal)
+    else:
+        dropped = next(
+            (d for limit in (aim, target) for d in units if fits(all_results, d, limit)),
+            all_history,
+        )
+    taken = again.taken(thoughts, cuts, dropped, (form, tools), floor, user)
     return _fitted(messages, usual, truncator, estimate, room, taken)
+
+
+def _step(
+    estimate: Estimate,
+    messages: Sequence[Message],
+    held: Decisions,
+    tools: Sequence[Tool],
+    target: int,
+) -> int:
+    """How far past what the request needs a rung goes: `STEP_ROUNDS` times what the
+    conversation grew since its last request, at most `STEP_SHARE` of `target`; none for a
+    request that continues no earlier one."""
+    if not held.given:
+        return 0
+    grown = estimate(messages, tools).total - estimate(held.given, tools).total
+    return max(0, min(STEP_ROUNDS * grown, math.ceil(target * STEP_SHARE)))
+
+
+def _forms_from(tool_forms: Sequence[ToolForm], form: str | None) -> Sequence[ToolForm]:
+    """The forms of the tools from `form` on (the one the conversation's last request sent)."""
+    names = [name for name, _ in tool_forms]
+    return tool_forms[names.index(form) :] if form in names else tool_forms
 
 
 def _fewest_cuts(
@@ -216,7 +269,8 @@ def _fewest_cuts(
         current = size(cuts)
         if current.total <= target:
             return cuts
-        remove += math.ceil((current.total - target) / tokens_per_raw)
+        # At least a token more of each text cut, or the common length may not move at all.
+        remove += max(math.ceil((current.total - target) / tokens_per_raw), len(cuts))
     cuts = shortest(texts)
     if all_the_way:
         current = size(cuts)
@@ -236,6 +290,41 @@ class _Taken:
     tools: list[Tool]
     floor: int
     user: Cuts
+
+
+@attrs.frozen
+class _Again:
+    """The cuts the conversation's last request took, each with its rung."""
+
+    held: Cuts
+    reasoning: set[tuple[int, Path]]
+    """Where the reasoning texts are."""
+    turn: set[tuple[int, Path]]
+    """Where the turn's own message's texts are."""
+
+    def taken(
+        self,
+        reasoning: Cuts,
+        cuts: Cuts,
+        dropped: frozenset[int],
+        form: ToolForm,
+        floor: int,
+        user: Cuts,
+    ) -> _Taken:
+        """How far each rung goes: this request's cuts with the held ones."""
+
+        def held(where: Callable[[tuple[int, Path]], bool]) -> Cuts:
+            return {key: keep for key, keep in self.held.items() if where(key)}
+
+        return _Taken(
+            merged(held(self.reasoning.__contains__), reasoning),
+            merged(held(lambda key: key not in self.reasoning and key not in self.turn), cuts),
+            dropped,
+            form[0],
+            form[1],
+            floor,
+            merged(held(self.turn.__contains__), user),
+        )
 
 
 def _fitted(
@@ -278,6 +367,12 @@ def _fitted(
         dropped=sent.dropped,
         tool_docs=None if taken.tools is usual else taken.form,
         removed={rung: tokens for rung, tokens in removed.items() if tokens > 0},
+        decisions=Decisions(
+            tuple(messages),
+            taken.reasoning | taken.cuts | taken.user,
+            taken.dropped,
+            None if taken.tools is usual else taken.form,
+        ),
     )
 
 

@@ -265,9 +265,5 @@ def _turn(messages: Sequence[Message]) -> int:
     )
 
 
-def _is_tool_results(message: Message) -> bool:
-    return bool(message.content) and all(isinstance(p, ToolResultPart) for p in message.content)
-
-
 def _is_user_turn(message: Message) -> bool:
-    return message.role == "user" and not _is_tool_results(message)
+    return message.role == "user" and not message.tool_results_only

@@ -25,6 +25,7 @@ import attrs
 import cachetools
 
 from tokengauge.activity.record import SUMMARIZE_MARKS
+from tokengauge.calibration.precedent import Decisions
 from tokengauge.messages import Message, TextPart, Tool, ToolCallPart, ToolResultPart
 
 INSTRUCTIONS_MARK: Final = "Your task is to create a comprehensive, detailed summary"
@@ -56,6 +57,8 @@ class Sent:
     calls: tuple[ToolCallPart, ...]
     model_id: str = ""
     """The model it went to (an API caches per model)."""
+    decisions: Decisions | None = None
+    """What the recovery ladder took for it, for the next request to take again."""
 
 
 @attrs.frozen

@@ -13,9 +13,11 @@ import attrs
 from tokengauge.calibration.classify import ParsedError
 from tokengauge.calibration.ladder import CannotFit, Fitted, Room, climb, largest_tool_call
 from tokengauge.calibration.masking import mask_old_results
+from tokengauge.calibration.precedent import Decisions
 from tokengauge.calibration.repeats import refer_repeats
 from tokengauge.calibration.request_estimate import RequestEstimate
 from tokengauge.calibration.trim import Cut, Truncator, cap_tool_results
+from tokengauge.chat.cached_summary import Sent
 from tokengauge.chat.compaction import RUNTIME_OVERFLOW, CompactionAsks, compact_first_message
 from tokengauge.chat.local import LocalServers
 from tokengauge.chat.output import ChatError, ChatSink
@@ -26,7 +28,7 @@ from tokengauge.messages import Message, Tool
 from tokengauge.models import budget
 from tokengauge.models.catalog import ModelSpec
 from tokengauge.protocol import AGENT_HOST, ChatParams, Client
-from tokengauge.upstream.tool_docs import tool_forms, tools_as_sent
+from tokengauge.upstream.tool_docs import shown_whole, tool_forms, tools_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,8 @@ class Fitting:
     """Fitted again, or given a smaller `max_tokens`, after an error: only once."""
     shown: frozenset[str] = frozenset()
     """Tools the conversation's last request sent whole: they stay whole (`tool_docs`)."""
+    since: Decisions | None = None
+    """What the ladder took for the conversation's last request: taken again (`precedent`)."""
 
     @classmethod
     def start(
@@ -84,6 +88,25 @@ class Fitting:
         return cls(
             gauge, sink, local, asks, route, params, messages, tools, estimate, fitted, shown=shown
         )
+
+    def knowing(self, before: Sent | None) -> None:
+        """The conversation's last request as it was sent (if known): under `progressive` the
+        tools it sent whole stay whole, and what the ladder took for it is taken again."""
+        if before is None:
+            return
+        model, params = self.route.model, self.params
+        decisions = before.decisions
+        if decisions is not None and list(before.given) != params.tools:
+            decisions = decisions.without_form()
+        self.since = decisions
+        if model.tool_docs != "progressive" or not params.tools:
+            return
+        self.shown = shown_whole(before.tools, before.given)
+        if self.shown - shown_whole(self.tools, params.tools):
+            self.tools = tools_as_sent(params.tools, params.messages, model.tool_docs, self.shown)
+            self.estimate = self.gauge.counts.estimate(
+                model, params.messages, self.tools, params.tools
+            )
 
     async def ask_server(self) -> None:
         """For a local server: the window it has loaded the model with, the window to ask
@@ -140,7 +163,8 @@ class Fitting:
         floor = budget.output_floor(model, limit)
         least = budget.least_output_floor(floor, largest_tool_call(capped.messages, truncator))
         room = Room(window, budget.safety_tokens(window), floor, least)
-        forms = tool_forms(params.tools, capped.messages, model.tool_docs, self.shown)
+        since, loop = self._taken_before(capped.messages)
+        forms = tool_forms(params.tools, capped.messages, model.tool_docs, self.shown, loop=loop)
         usual = forms[0][1]
 
         def estimate(messages: Sequence[Message], tools: Sequence[Tool]) -> RequestEstimate:
@@ -149,7 +173,7 @@ class Fitting:
             )
 
         try:
-            fitted = climb(capped.messages, forms, truncator, estimate, room)
+            fitted = climb(capped.messages, forms, truncator, estimate, room, since)
         except CannotFit as exc:
             raise ChatError(
                 "overflow", _cannot_fit_message(model, exc, room, params.client)
@@ -179,6 +203,17 @@ class Fitting:
         self.estimate = estimate(self.messages, self.tools)
         asked = self.route.options.max_tokens
         self.max_tokens = budget.clamp_max_tokens(model, self.estimate.total, limit, asked)
+
+    def _taken_before(self, messages: Sequence[Message]) -> tuple[Decisions | None, bool]:
+        """What the ladder takes again of the conversation's last request (its cuts where
+        `messages` continue it; where Copilot compacted it, only the tools' form), and whether
+        the request goes on with a tool loop, whose tools stay as they were (`tool_docs`)."""
+        since = self.since
+        if since is None:
+            return None, False
+        in_loop = bool(messages) and messages[-1].tool_results_only
+        loop = self.route.model.tool_docs == "progressive" and in_loop
+        return (since if since.continued_by(messages) else since.only_form()), loop
 
     async def recover(self, error: ParsedError) -> None:
         """Learn from an overflow (and, for a local server, read again what it has loaded: it may
@@ -214,15 +249,14 @@ class Fitting:
         return True
 
     def expect_next_tools(self, called: set[str]) -> bool:
-        """After an answer that `called` tools shown in their progressive form, the next request
-        (the calls' results) shows them whole: Copilot's count of the tools follows at once, so
-        its next render is budgeted for them. True if that changed the model's tool scale."""
+        """After an answer that ends a turn (it `called` no tool), the next turn shows whole the
+        tools its tool loop called in their progressive form (within the loop they stayed as
+        they were: `tool_docs`): Copilot's count of the tools follows at once, so its next render
+        is budgeted for them. True if that changed the model's tool scale."""
         model, params = self.route.model, self.params
-        if model.tool_docs != "progressive" or not called or not params.tools:
+        if model.tool_docs != "progressive" or called or not params.tools:
             return False
-        following = tools_as_sent(
-            params.tools, params.messages, model.tool_docs, called | self.shown
-        )
+        following = tools_as_sent(params.tools, params.messages, model.tool_docs, self.shown)
         return self.gauge.counts.expect_tools(model, following, params.tools)
 
     def _learn(self, error: ParsedError) -> Lesson:

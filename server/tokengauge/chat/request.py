@@ -129,6 +129,8 @@ class ChatRequest:
     started_ns: int = attrs.field(factory=time.time_ns)
     declared_then: int = 0
     """The model's declared `maxInputTokens` when the request came (`Gauge.runtime_limit`)."""
+    before: Sent | None = None
+    """The conversation's last request to this model, as it was sent, if known."""
 
     @classmethod
     def ask(cls, shared: Shared, params: ChatParams) -> ChatRequest:
@@ -154,15 +156,23 @@ class ChatRequest:
             rule = shared.replays.rule(model)
             params = attrs.evolve(params, messages=prepared(asked, rule, shared.memory, model.id))
         fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params)
-        shown = _shown_before(shared, fitting)
-        if shown - shown_whole(fitting.tools, params.tools):
-            fitting = Fitting.start(gauge, sink, shared.local, shared.asks, route, params, shown)
+        before = _sent_before(shared, fitting)
+        fitting.knowing(before)
         text: list[str] | None = [] if shared.capture_content else None
         answer = Answer(sink, params.request_id, fitting, text)
         # Only the Agents window's runtime keeps the limit its session began with.
         agent_host = params.client == AGENT_HOST
         declared_then = gauge.offer.declarations.get(model).max_input if agent_host else 0
-        return cls(shared, params, route, fitting, answer, asked, declared_then=declared_then)
+        return cls(
+            shared,
+            params,
+            route,
+            fitting,
+            answer,
+            asked,
+            before=before,
+            declared_then=declared_then,
+        )
 
     async def run(self) -> ChatResult:
         """Stream one response; its result, or `ChatError`."""
@@ -195,14 +205,11 @@ class ChatRequest:
         """Copilot's foreground summary, fitted as the conversation's last request as sent and
         its instructions after it (`chat.cached_summary`), if that fits with nothing cut: True
         if the request now sends that, tools kept and tool choice none."""
-        params, shared, fitting = self.params, self.shared, self.fitting
+        params, shared = self.params, self.shared
         summary = foreground_summary(params.messages) if params.client != AGENT_HOST else None
         if summary is None:
             return False
-        _, conversation = shared.gauge.history.ahead(
-            fitting.messages, fitting.tools, fitting.estimate, None, conversation=True
-        )
-        previous = shared.sent.of(conversation, self.route.model.id)
+        previous = self.before
         messages = None if previous is None else aligned_messages(summary, previous)
         if previous is None or messages is None:
             return False
@@ -423,6 +430,7 @@ class ChatRequest:
             answer.head,
             tuple(answer.calls),
             self.route.model.id,
+            fitting.fitted.decisions,
         )
         self.shared.sent.keep(conversation, sent)
 
@@ -483,14 +491,11 @@ class ChatRequest:
         )
 
 
-def _shown_before(shared: Shared, fitting: Fitting) -> frozenset[str]:
-    """Under `progressive`, the tools the conversation's last request (of this session) sent
-    whole; none otherwise."""
-    params = fitting.params
-    if fitting.route.model.tool_docs != "progressive" or not params.tools:
-        return frozenset()
+def _sent_before(shared: Shared, fitting: Fitting) -> Sent | None:
+    """The conversation's last request (of this session) to the same model, as it was sent."""
+    if fitting.params.client == AGENT_HOST:
+        return None
     _, conversation = shared.gauge.history.ahead(
         fitting.messages, fitting.tools, fitting.estimate, None, conversation=True
     )
-    previous = shared.sent.of(conversation, fitting.route.model.id)
-    return frozenset() if previous is None else shown_whole(previous.tools, previous.given)
+    return shared.sent.of(conversation, fitting.route.model.id)

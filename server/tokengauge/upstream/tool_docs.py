@@ -10,7 +10,9 @@
   follows a call, so a tool that failed is always shown whole), so the model reads the whole
   documentation where it uses it. A tool the conversation's last request sent whole stays whole
   (`shown`), though a summary dropped its calls: the tools lead every request, and a form that
-  changes back makes all of what the API cached of the conversation fresh again.
+  changes back makes all of what the API cached of the conversation fresh again. Within a tool
+  loop the tools stay as its last request sent them (`loop`): a tool first called there is shown
+  whole from the next turn on, so that the tools change between turns, never within a loop.
 
 No tool is ever left out or renamed.
 """
@@ -77,28 +79,36 @@ def tools_as_sent(
     messages: Sequence[Message],
     docs: ToolDocs,
     called: Iterable[str] = (),
+    *,
+    loop: bool = False,
 ) -> list[Tool]:
     """The tools in the form `docs` asks for, given the conversation so far (and `called`: the
-    tools an answer to it called, what the request after that answer sends, and those the
-    conversation's last request sent whole)."""
+    tools the conversation's last request sent whole; `loop`: the request goes on with that
+    request's tool loop, and only those are whole)."""
     if docs == "full":
         return list(tools)
-    full = _in_use(messages) | set(called) if docs == "progressive" else set()
+    full = (set() if loop else _in_use(messages)) | set(called) if docs == "progressive" else set()
     return [tool if tool.name in full else minimal_tool(tool) for tool in tools]
 
 
 def tool_forms(
-    tools: Sequence[Tool], messages: Sequence[Message], docs: ToolDocs, shown: Iterable[str] = ()
+    tools: Sequence[Tool],
+    messages: Sequence[Message],
+    docs: ToolDocs,
+    shown: Iterable[str] = (),
+    *,
+    loop: bool = False,
 ) -> list[tuple[ToolDocs, list[Tool]]]:
     """The tools as `docs` sends them, then each smaller form the recovery ladder may send
     instead for one request: `progressive` (after `full`), then `minimal`. A form the same as
     the one before is left out (a progressive form of tools none of which was called yet is
-    named minimal; `shown`: the tools the conversation's last request sent whole)."""
+    named minimal; `shown` and `loop` as `tools_as_sent`'s)."""
     shown = frozenset(shown)
-    forms: list[tuple[ToolDocs, list[Tool]]] = [(docs, tools_as_sent(tools, messages, docs, shown))]
+    first = tools_as_sent(tools, messages, docs, shown, loop=loop)
+    forms: list[tuple[ToolDocs, list[Tool]]] = [(docs, first)]
     order: list[ToolDocs] = ["full", "progressive", "minimal"]
     for smaller in order[order.index(docs) + 1 :]:
-        form = tools_as_sent(tools, messages, smaller, shown)
+        form = tools_as_sent(tools, messages, smaller, shown, loop=loop)
         if form != forms[-1][1]:
             forms.append((smaller, form))
         elif len(forms) > 1:

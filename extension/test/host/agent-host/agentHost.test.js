@@ -37,6 +37,10 @@ const REASONING = env.TG_AGENT_HOST_REASONING ? JSON.parse(env.TG_AGENT_HOST_REA
 const READS = [[1, 2, 3], [1], [2], [3]];
 const TURN_TIMEOUT_MS = 90000;
 const FILE_LINES = 60;
+/** How the last user message of the runtime's compaction request begins (AGENT-HOST.md). */
+const COMPACTION_ASK = 'Please create a detailed summary of the conversation so far';
+const textOf = (m) => (typeof m.content === 'string' ? m.content : (m.content || []).map((p) => p.text || '').join(''));
+const lastUserText = (q) => textOf(((q.json && q.json.messages) || []).filter((m) => m.role === 'user').pop() || {});
 
 const gauge = () => vscode.extensions.getExtension('tokengauge.tokengauge').exports;
 const bridgeExtension = () => vscode.extensions.getExtension('tokengauge-tests.tokengauge-agent-host');
@@ -188,6 +192,11 @@ describe(`the Agents window's runtime, for real (${VENDOR})`, function () {
             tokensCut: kept.reduce((n, q) => n + (q.trimmedTokens || 0), 0),
             tokensSent: requests.filter((q) => q.status === 200).reduce((n, q) => n + (q.prompt_tokens || 0), 0),
             maxFill: Math.max(0, ...requests.filter((q) => q.status === 200).map((q) => q.prompt_tokens / run.trueWindow)),
+            // What the upstream's prompt cache served (OpenAI's rule), in all and of each of the
+            // runtime's compaction requests (the conversation as sent, then its instructions).
+            tokensCached: requests.filter((q) => q.status === 200).reduce((n, q) => n + (q.cached_tokens || 0), 0),
+            compactionsCached: requests.filter((q) => q.status === 200 && lastUserText(q).includes(COMPACTION_ASK))
+                .map((q) => (q.cached_tokens || 0) / q.prompt_tokens),
             tokenLimit: usage.length ? usage.at(-1).tokenLimit : null,
             failures: turns.filter((t) => t.failure).slice(0, 2),
         };

@@ -168,6 +168,13 @@ let toolsWhole = null;
 // Summaries are judged against the window Copilot meters (the compaction window where one is set)
 // for context thrown away early; `fill` against the true window for a near miss.
 const fillWhole = (r, whole) => ((r.prompt_tokens || 0) - (r.prompt_tools || 0) + whole) / (COMPACT_AT || WINDOW);
+// Whether the agent's last request sent the tools in a reduced form (the recovery ladder's, which
+// the rest of its conversation keeps).
+async function toolsReduced() {
+    const main = (await upstreamRequests()).filter(isMain);
+    const last = main[main.length - 1];
+    return Boolean(last && last.prompt_tools < 0.9 * wholeTools(main));
+}
 const wholeTools = (all) => toolsWhole ?? Math.max(0, ...all.filter(isMain).map((r) => r.prompt_tools || 0));
 
 /** The true cost of `tools` (as Copilot handed them to the provider) sent whole, as the server
@@ -609,10 +616,12 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
         } else if (SKEW <= 0.9) {  // more of the true window for input, never past it
             assert.ok(told.maxInputTokens > budget && told.maxInputTokens < WINDOW,
                 `maxInputTokens ${told.maxInputTokens}: not above the true budget ${budget} within ${WINDOW}`);
-        } else if (TOOL_DOCS !== 'full') {  // the API's tokens per o200k token of the whole request
-            // as Copilot counts it, tools whole: the tools sent are fewer, so below the skew, and
-            // below 1 where the tools outweigh the messages (small requests after a summary: 1 of 3
-            // runs at 1.45): then the budget ÷ that ratio, within the window less the least output
+        } else if (TOOL_DOCS !== 'full' || await toolsReduced()) {  // the API's tokens per o200k
+            // token of the whole request as Copilot counts it, tools whole: the tools sent are
+            // fewer (under toolDocs full too once the ladder sent them reduced: the conversation
+            // keeps that form), so below the skew, and below 1 where the tools outweigh the messages
+            // (small requests after a summary: 1 of 3 runs at 1.45): then the budget ÷ that ratio,
+            // within the window less the least output
             assert.ok(told.maxInputTokens <= WINDOW - 1024 && told.maxInputTokens >= budget / SKEW / 1.12,
                 `maxInputTokens ${told.maxInputTokens} for skew ${SKEW}, toolDocs ${TOOL_DOCS}: not the true budget in Copilot's units`);
         } else {  // the budget ÷ the API's tokens per o200k token (the skew, and a little for the
