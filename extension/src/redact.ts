@@ -18,6 +18,11 @@ import type { ISettings } from './settings';
 export const REDACTED = '[redacted]';
 /** A header value or URL part shorter than this is no credential (`1`, `on`). */
 const MIN_SECRET = 4;
+/**
+ * A secret shorter than this (a test key, `ollama`) is replaced only where it stands as a whole
+ * token, so that it never garbles a word or a version (the server's `MIN_PREFIX`).
+ */
+const WHOLE_TOKEN_BELOW = 8;
 
 /** Headers whose values are never credentials; any other header's value is treated as one. */
 const HARMLESS_HEADERS = new Set([
@@ -35,7 +40,7 @@ const HARMLESS_HEADERS = new Set([
 ]);
 
 /** A parameter's or field's name that says its value is a credential (not `author`). */
-const SECRET_NAME = String.raw`[\w.\-]*(?:key|token|secret|passw|pwd|auth(?!ors?\b)|cookie|credential|sig|session)[\w.\-]*`;
+const SECRET_NAME = String.raw`[\w.\-]*(?:key|token(?!gauge)|secret|passw|pwd|auth(?!ors?\b)|cookie|credential|sig|session)[\w.\-]*`;
 const ESCAPED_REDACTED = REDACTED.replace(/[[\]]/g, '\\$&');
 const PATTERNS: [RegExp, string][] = [
     [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>[\]]+@/gi, `$1${REDACTED}@`],
@@ -102,12 +107,21 @@ function forms(secret: string): string[] {
     return [secret, json, json.replace(/\//g, '\\/'), encodeURIComponent(secret)];
 }
 
+const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\\-\/]/g, '\\$&');
+
 /** `text` with each of `secrets` and anything that looks like a credential replaced. */
 export function redact(text: string, secrets: Iterable<string> = []): string {
-    const spellings = [...new Set([...secrets].filter(Boolean).flatMap(forms))].sort((a, b) => b.length - a.length);
+    const known = [...new Set([...secrets].filter(Boolean))];
+    const byLength = (a: string, b: string): number => b.length - a.length;
+    const spellings = [...new Set(known.filter((s) => s.length >= WHOLE_TOKEN_BELOW).flatMap(forms))].sort(byLength);
     let result = text;
     for (const spelling of spellings) {
         result = result.split(spelling).join(REDACTED);
+    }
+    const short = [...new Set(known.filter((s) => s.length < WHOLE_TOKEN_BELOW).flatMap(forms))].sort(byLength);
+    if (short.length) {  // no word character beside it, nor a `.` or `-` joining it to one
+        const alternatives = short.map(escaped).join('|');
+        result = result.replace(new RegExp(String.raw`(?<!\w)(?<!\w[.\-])(?:${alternatives})(?!\w)(?![.\-]\w)`, 'g'), REDACTED);
     }
     return PATTERNS.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), result);
 }

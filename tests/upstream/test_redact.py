@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import string
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -57,6 +58,41 @@ def test_every_form_of_the_key_is_redacted(text: str):
 )
 def test_other_text_is_left_alone(text: str, secret: str | None):
     assert redact(text, secret) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expected"),
+    [
+        pytest.param("the model is thinking", "k", "the model is thinking", id="inside-a-word"),
+        pytest.param('"version": "0.1.0"', "1", '"version": "0.1.0"', id="inside-a-version"),
+        pytest.param("ollama-js and ollama_py", "ollama", "ollama-js and ollama_py", id="joined"),
+        pytest.param("Incorrect API key: k.", "k", f"Incorrect API key: {REDACTED}.", id="alone"),
+        pytest.param('{"key": "k-1"}', "k-1", f'{{"key": "{REDACTED}"}}', id="quoted"),
+        pytest.param("key 'abc' (abc)", "abc", f"key '{REDACTED}' ({REDACTED})", id="twice"),
+    ],
+)
+def test_a_short_key_is_redacted_only_as_a_whole_token(text: str, key: str, expected: str):
+    assert redact(text, key) == expected
+
+
+KEY_CHARACTERS = f"{string.ascii_letters}{string.digits}-_"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.text(st.sampled_from(KEY_CHARACTERS), min_size=1, max_size=7),
+    before=st.sampled_from(["", " ", "'", '"', "(", ": ", "\n", "="]),
+    after=st.sampled_from(["", " ", "'", '"', ")", ".", ",", "\n", ".\n"]),
+)
+def test_a_short_key_written_on_its_own_never_gets_through(key: str, before: str, after: str):
+    assert redact(f"{before}{key}{after}", key) == f"{before}{REDACTED}{after}"
+
+
+def test_our_own_name_is_not_a_secret_looking_field():
+    """Copy Diagnostics' `"tokenGauge": "0.1.0"` is the extension's version, not a token."""
+    assert redact('{"tokenGauge": "0.1.0", "token": "t-1"}') == (
+        f'{{"tokenGauge": "0.1.0", "token": "{REDACTED}"}}'
+    )
 
 
 def test_a_key_with_a_slash_is_redacted_whole():

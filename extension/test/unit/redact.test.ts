@@ -27,6 +27,20 @@ void test('what looks like a credential is redacted, whoever it belongs to', () 
     }
 });
 
+void test('a short key is redacted only where it stands as a whole token', () => {
+    const cases: [string, string, string][] = [
+        ['the model is thinking', 'k', 'the model is thinking'],
+        ['"version": "0.1.0"', '1', '"version": "0.1.0"'],
+        ['ollama-js and ollama_py', 'ollama', 'ollama-js and ollama_py'],
+        ['Incorrect API key: k.', 'k', `Incorrect API key: ${R}.`],
+        ["key 'a.b' (a.b)", 'a.b', `key '${R}' (${R})`],
+        ['{"tokenGauge": "0.1.0"}', '', '{"tokenGauge": "0.1.0"}'],
+    ];
+    for (const [text, key, shown] of cases) {
+        assert.equal(redact(text, [key]), shown);
+    }
+});
+
 void test("a provider's header values and URL parts are redacted in every spelling", () => {
     const provider = {
         id: 'gw',

@@ -9,7 +9,11 @@ The API may echo a secret back (an "Incorrect API key provided: …" body), JSON
 as a Python repr, percent-encoded in a URL, or cut short in an excerpt. `redact` replaces every
 known secret in all those forms: at each place where one of the forms begins (its first
 `MIN_PREFIX` characters), the longest stretch that matches any form is replaced, so a secret
-whose forms differ after some character is never half removed. It then removes what looks like a
+whose forms differ after some character is never half removed. A secret shorter than
+`MIN_PREFIX` (a test key, `ollama`) is replaced only where it stands as a whole token (no letter,
+digit or `_` beside it, nor a `.` or `-` joining it to one), so that it never garbles a word
+("thinking" for the key `k`) or a version, and is still never let through where it is written
+on its own. It then removes what looks like a
 credential whoever's it is: a URL's user information, the value of a secret-looking query
 parameter or JSON field, a `Bearer`/`Basic` token.
 
@@ -58,7 +62,8 @@ HARMLESS_HEADERS: Final = frozenset(
 """Headers whose values are never credentials; any other header's value is treated as one."""
 
 SECRET_NAME: Final = (
-    r"[\w.\-]*(?:key|token|secret|passw|pwd|auth(?!ors?\b)|cookie|credential|sig|session)[\w.\-]*"
+    r"[\w.\-]*(?:key|token(?!gauge)|secret|passw|pwd|auth(?!ors?\b)|cookie|credential|sig|session)"
+    r"[\w.\-]*"
 )
 _USERINFO: Final = re.compile(r"(?i)[a-z][a-z0-9+.\-]*://([^/?#]*)@")
 _PATTERNS: Final = (
@@ -98,17 +103,21 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         self.secrets = frozenset(secret for secret in secrets if secret)
-        self._forms = {form for secret in self.secrets for form in _forms(secret)}
+        long = {secret for secret in self.secrets if len(secret) >= MIN_PREFIX}
+        self._forms = {form for secret in long for form in _forms(secret)}
         self._heads = (
             re.compile("|".join(re.escape(form[:MIN_PREFIX]) for form in self._forms))
             if self._forms
             else None
         )
+        short = {form for secret in self.secrets - long for form in _forms(secret)}
+        self._short = _whole_tokens(short) if short else None
 
     def __call__(self, text: str) -> str:
         """`text` with the secrets (or a cut-off start of one) and anything credential-like
         replaced."""
-        return _scrub(self._known(text))
+        known = self._known(text)
+        return _scrub(known if self._short is None else self._short.sub(REDACTED, known))
 
     def _known(self, text: str) -> str:
         if self._heads is None:
@@ -138,6 +147,13 @@ def _scrub(text: str) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _whole_tokens(forms: Iterable[str]) -> re.Pattern[str]:
+    """Any of `forms` where it stands as a whole token: no word character beside it, nor a `.`
+    or `-` that joins it to one (`0.1.0` holds no token `1`; `key 1.` does)."""
+    alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?<!\w[.\-])(?:{alternatives})(?!\w)(?![.\-]\w)")
 
 
 def _common_prefix(text: str, start: int, form: str) -> int:
