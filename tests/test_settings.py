@@ -479,6 +479,19 @@ def test_cache_write_and_reasoning_prices():
     assert settings.models[0].pricing is None
 
 
+def test_tags_given_as_one_string_are_refused_not_split_into_characters(
+    log: pytest.LogCaptureFixture,
+) -> None:
+    attribution = {"user": "ana-lopez", "tags": "team-alpha"}
+    settings = parse_settings(
+        {"providers": [{"id": "gw", "preset": "litellm", "attribution": attribution}]}
+    )
+    assert settings.providers[0].attribution is None
+    [warning] = warnings_of(log)
+    assert "providers[0].attribution" in warning and "tags" in warning and "list" in warning
+    assert "ana-lopez" not in warning and "team-alpha" not in warning
+
+
 def test_attribution_is_off_unless_set(log: pytest.LogCaptureFixture) -> None:
     settings = parse_settings({"providers": [{"id": "gw", "preset": "litellm"}]})
     assert settings.providers[0].attribution is None and settings.workspace_name is None

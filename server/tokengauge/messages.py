@@ -242,6 +242,10 @@ def _is_list_type(kind: Any) -> bool:
     return get_origin(kind) is list
 
 
+def _is_tuple_type(kind: Any) -> bool:
+    return get_origin(kind) is tuple
+
+
 def _json_number(value: float) -> float | None:
     """A float as JSON can carry it: NaN and ±infinity become null (logged)."""
     if math.isfinite(value):
@@ -310,7 +314,24 @@ def _make_converter() -> cattrs.Converter:
 
         return structure_list
 
+    def strict_tuple_factory(kind: Any) -> Callable[[Any, Any], tuple[Any, ...]]:
+        items = get_args(kind)
+        variadic = len(items) == 2 and items[1] is Ellipsis
+
+        def structure_tuple(value: Any, _: Any) -> tuple[Any, ...]:
+            # cattrs would take a string as the tuple of its characters: `"team"` as 4 tags
+            if not isinstance(value, list | tuple):
+                raise ValueError(f"expected a list, got {type(value).__name__}")
+            if variadic:
+                return tuple(conv.structure(item, items[0]) for item in value)
+            if len(value) != len(items):
+                raise ValueError(f"expected {len(items)} items, got {len(value)}")
+            return tuple(conv.structure(v, item) for v, item in zip(value, items, strict=True))
+
+        return structure_tuple
+
     conv.register_structure_hook_factory(_is_list_type, strict_list_factory)
+    conv.register_structure_hook_factory(_is_tuple_type, strict_tuple_factory)
     return conv
 
 
@@ -324,7 +345,7 @@ def _describe_type(kind: Any) -> str:
         return "a part whose type is one of " + ", ".join(PART_TAGS.values())
     if kind == CountInput:
         return "a string or a message object"
-    if get_origin(kind) is list:
+    if get_origin(kind) in (list, tuple):
         return "a list"
     if attrs.has(kind):
         return f"an object ({kind.__name__})"

@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 
 from tokengauge.ledger.store import Ledger
-from tokengauge.settings import AttributionSettings, DialectName, ProviderSettings
+from tokengauge.settings import (
+    MAX_ATTRIBUTION_TEXT,
+    AttributionSettings,
+    DialectName,
+    ProviderSettings,
+)
 from tokengauge.upstream.attribution import Attribution, Sessions, attribution_for, wants_session
 from tokengauge.upstream.presets import resolve, resolve_all
 
@@ -85,6 +90,13 @@ def test_what_each_gateway_is_told(
 ):
     told = attribution_for(entry, kind="turn", session=SESSION, workspace_name="payroll-service")
     assert told == Attribution(headers, fields)
+
+
+def test_a_tag_stays_within_the_bound_whatever_the_workspace_is_named():
+    entry = provider("litellm", attribution=AttributionSettings(tags=("ws:${workspaceName}",)))
+    told = attribution_for(entry, kind="turn", session=None, workspace_name="w" * 10_000)
+    [tag] = told.fields["metadata"]["tags"]
+    assert tag == ("ws:" + "w" * 10_000)[:MAX_ATTRIBUTION_TEXT]
 
 
 def test_a_tag_that_names_no_workspace_is_left_out_and_kinds_vary():

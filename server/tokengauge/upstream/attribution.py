@@ -31,7 +31,7 @@ from typing import Any, Final
 import attrs
 
 from tokengauge.ledger.store import Ledger
-from tokengauge.settings import AttributionSettings, ProviderSettings
+from tokengauge.settings import MAX_ATTRIBUTION_TEXT, AttributionSettings, ProviderSettings
 from tokengauge.upstream.presets import gateway_of, preset_of
 from tokengauge.upstream.redact import MIN_SECRET, SENT
 
@@ -149,7 +149,9 @@ def _tags(settings: AttributionSettings, kind: str, workspace_name: str | None) 
     for template in settings.tags:
         if "${workspaceName}" in template and not workspace_name:
             continue
+        # within the bound once the workspace's name is in (a name may be any length)
         tag = _VARIABLE.sub(lambda match: values[match.group(1)] or "", template)
+        tag = tag[:MAX_ATTRIBUTION_TEXT]
         if tag not in tags:
             tags.append(tag)
     return tags
