@@ -125,6 +125,10 @@ def test_start_of_day_is_local_midnight() -> None:
         pytest.param(None, 1, None, id="null"),
         pytest.param(True, 1, None, id="boolean"),
         pytest.param("0x10", 1, None, id="not-a-decimal"),
+        pytest.param("1_000", 1, None, id="underscores"),
+        pytest.param("\uff15", 1, None, id="full-width-digit"),
+        pytest.param("1e-3", 1, 0.001, id="exponent"),
+        pytest.param(".25", 1, 0.25, id="no-leading-zero"),
         pytest.param(-0.01, 1, None, id="negative"),
         pytest.param(float("nan"), 1, None, id="nan"),
         pytest.param("NaN", 1, None, id="nan-header"),
@@ -139,6 +143,23 @@ def test_a_reported_cost_is_a_bounded_finite_amount(
     value: object, per_usd: int, expected: float | None
 ) -> None:
     assert reported_usd(value, per_usd) == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize(
+    ("reported", "source"),
+    [
+        pytest.param(0.002, "reported", id="plausible"),
+        pytest.param(6.4, "reported", id="the-dearest-price-for-each-token"),
+        pytest.param(9_999_999.0, "estimate", id="more-than-any-price"),
+    ],
+)
+def test_a_reported_cost_beyond_any_price_gives_way_to_the_estimate(
+    reported: float, source: str
+) -> None:
+    usage = Usage(total_input_tokens=60, output_tokens=4, input_tokens=60, cost_usd=reported)
+    cost, taken = request_cost_of(usage, PLAIN)
+    assert taken == source
+    assert cost == (reported if source == "reported" else request_cost(usage, PLAIN))
 
 
 @pytest.mark.parametrize(

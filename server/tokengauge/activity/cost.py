@@ -34,7 +34,7 @@ import attrs
 
 from tokengauge.formatting import format_usd
 from tokengauge.messages import Usage
-from tokengauge.models.prices import PER, reported_usd
+from tokengauge.models.prices import PER, plausible_cost, reported_usd
 from tokengauge.settings import Pricing
 
 CostSource = Literal["reported", "estimate"]
@@ -43,9 +43,11 @@ CostSource = Literal["reported", "estimate"]
 
 def request_cost_of(usage: Usage, pricing: Pricing | None) -> tuple[float | None, CostSource]:
     """A response's cost and where it comes from: what the API reported, else the price
-    table's estimate (None when neither is known)."""
+    table's estimate (None when neither is known). A reported cost more than the dearest price
+    for each of the request's tokens is no reported cost."""
     reported = reported_usd(usage.cost_usd)
-    if reported is not None:
+    tokens = usage.total_input_tokens + usage.output_tokens
+    if reported is not None and plausible_cost(reported, tokens):
         return reported, "reported"
     return request_cost(usage, pricing), "estimate"
 

@@ -15,6 +15,7 @@ Beside the table: a model's prices in words (`price_text`), and what a cost an A
 from __future__ import annotations
 
 import math
+import re
 from typing import Final
 
 from tokengauge.formatting import format_price
@@ -26,6 +27,9 @@ PER: Final = 1_000_000
 MAX_REQUEST_COST_USD: Final = MAX_PRICE_PER_M_TOK * MAX_TOKENS / PER
 """The most one request is taken to cost: the dearest price over the largest window. A
 reported cost beyond it (or below 0, or not a number) is no reported cost."""
+_AMOUNT: Final = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?")
+"""A cost as a header writes it: ASCII digits (Python's `float` would also take `1_000` and a
+full-width `５`)."""
 USD_TICKS: Final = 10_000_000_000
 """xAI's `cost_in_usd_ticks` per US dollar."""
 
@@ -90,15 +94,21 @@ def price_text(pricing: Pricing | None) -> str | None:
     return ", ".join(parts) + " per 1M tokens"
 
 
+def plausible_cost(amount: float, tokens: int) -> bool:
+    """Whether a request of `tokens` (input and output) can have cost `amount`: at most the
+    dearest price for each of its tokens."""
+    return amount <= MAX_PRICE_PER_M_TOK * tokens / PER
+
+
 def reported_usd(value: object, per_usd: int = 1) -> float | None:
     """A cost an API reported (`value` in units of `1 / per_usd` dollars: a JSON number, or the
     text of a header) in US dollars; None for anything that is not a finite amount from 0 to
     `MAX_REQUEST_COST_USD` (a hostile figure must not make a sum infinite)."""
     if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
+        text = value.strip()
+        if not _AMOUNT.fullmatch(text):
             return None  # LiteLLM writes `None` when it knows no cost
+        value = float(text)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
