@@ -192,6 +192,13 @@ def marker_part(text: str) -> DataPart:
             marker_part('sim\\{"tokenGauge": {"conversation": "<b>x</b>"}}'), None, id="odd-id"
         ),
         pytest.param(marker_part("sim\\[1, 2]"), None, id="not-an-object"),
+        pytest.param(marker_part("sim\\" + "[" * 1_000 + "]" * 1_000), None, id="nested-deep"),
+        pytest.param(marker_part("sim\\" + "[" * 200 + "]" * 200), None, id="nested"),
+        pytest.param(
+            marker_part("sim\\" + marker("0a1b2c3d")[:-1] + ', "x": "' + "y" * 900 + '"}'),
+            None,
+            id="too-long-to-be-ours",
+        ),
         pytest.param(DataPart("stateful_marker", "%%% not base64"), None, id="not-base64"),
         pytest.param(
             DataPart("stateful_marker", base64.b64encode(b"\xff\xfe").decode()), None, id="not-utf8"

@@ -63,6 +63,9 @@ DIGESTS_KEPT: Final = 50_000
 MARKER_KEY: Final = "tokenGauge"
 """Our key in a stateful marker's JSON (other providers' markers are not ours to read)."""
 CONVERSATION_ID: Final = re.compile(r"[0-9a-f]{8}")
+MARKER_MAX: Final = 1_024
+"""Characters of a marker (base64) read at most: ours are some 80 with the model's id; a longer
+one is not ours, and a deeply nested one would exhaust the JSON parser's recursion."""
 RUNTIME_SESSION: Final = re.compile(
     r"Session folder: .*?session-state[\\/]"
     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
@@ -204,10 +207,12 @@ def marked(messages: Sequence[Message]) -> str | None:
 
 def _conversation_of(data: str) -> str | None:
     """The conversation in one marker (`modelId\\JSON`, base64), or None if it is not ours."""
+    if len(data) > MARKER_MAX:
+        return None
     try:
         text = base64.b64decode(data, validate=True).decode("utf-8")
         value = json.loads(text.split("\\", 1)[-1])
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except (binascii.Error, UnicodeDecodeError, ValueError, RecursionError):
         return None
     state = value.get(MARKER_KEY) if isinstance(value, dict) else None
     conversation = state.get("conversation") if isinstance(state, dict) else None
