@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 
 from tokengauge.models.catalog import resolve_model
-from tokengauge.models.served import Served
-from tokengauge.settings import ModelSettings, ProviderSettings
+from tokengauge.models.served import MIN_WINDOW, Served
+from tokengauge.settings import MAX_TOKENS, ModelSettings, ProviderSettings
 from tokengauge.upstream.http import Timeouts, make_client
 from tokengauge.upstream.served import (
     LMSTUDIO_DEFAULT,
@@ -137,6 +137,23 @@ def test_llama_cpp_props_give_the_window_of_each_slot():
     assert served is not None and served.window == 256
     assert "2 slots" in served.source
     assert llamacpp_served({"default_generation_settings": {}}) is None
+
+
+@pytest.mark.parametrize("n_ctx", [2, 255, 10**309, MAX_TOKENS + 1, True, "4096", -4096], ids=repr)
+def test_a_window_no_model_can_have_is_no_reading(n_ctx: object):
+    props = {"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1}
+    assert llamacpp_served(props) is None
+    assert ollama_loaded({"models": [{"name": "m", "context_length": n_ctx}]}, "m") is None
+    assert lmstudio_served(
+        {"data": [{"id": "m", "state": "loaded", "loaded_context_length": n_ctx}]}, None, "m"
+    ) == lmstudio_served({"data": [{"id": "m"}]}, None, "m")  # the default load, assumed
+
+
+def test_the_smallest_and_largest_readings_are_taken():
+    for window in (MIN_WINDOW, MAX_TOKENS):
+        props = {"default_generation_settings": {"n_ctx": window}}
+        assert llamacpp_served(props) == Served(window, "llama.cpp's n_ctx per slot")
+    assert modelfile_num_ctx({"parameters": "num_ctx " + "9" * 5_000}) is None
 
 
 def test_vllm_max_model_len():

@@ -16,6 +16,7 @@ import attrs
 
 from tokengauge.ledger.store import Ledger
 from tokengauge.models.catalog import ModelSpec
+from tokengauge.settings import MAX_TOKENS
 
 DOCUMENT: Final = "served-windows"
 
@@ -27,11 +28,23 @@ fit's own prediction, before any usage taught it) cut the prompt without an erro
 counts that much less than the prior (the harshest skew seen is 0.6)."""
 CUT_BELOW_CALIBRATED: Final = 0.75
 """…and this share once usage has taught the fit the model's tokenizer."""
+MIN_WINDOW: Final = 256
+"""The smallest window a server's reading is taken as (a llama.cpp of 512 shared by two slots);
+below it no request and answer fit, and a reading of 2 or 200 tokens is a server's mistake."""
 FULL_WINDOW: Final = 0.97
 """A read of at least this share of the served window, of a request estimated above that window,
 was cut to it: requests are fitted below the window, so only a cut fills it (a conversation that
 grows a turn at a time overflows by a little first). Taken for a cut wrongly, it costs only
 taking the window the server serves."""
+
+
+def plausible_window(value: object) -> bool:
+    """Whether a server's reading can be a window: a whole number from `MIN_WINDOW` to the
+    largest window taken of any model (a reading of 309 digits would overflow what it is used
+    in)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return MIN_WINDOW <= value <= MAX_TOKENS
 
 
 @attrs.frozen
@@ -60,8 +73,7 @@ class Served:
             served = cls(**document)
         except TypeError:
             return None
-        window = served.window
-        if isinstance(window, bool) or not isinstance(window, int) or window < 2:
+        if not plausible_window(served.window):
             return None
         if not isinstance(served.source, str):
             return None

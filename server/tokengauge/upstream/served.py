@@ -27,7 +27,7 @@ from typing import Any, Final
 import httpx
 
 from tokengauge.models.catalog import ModelSpec
-from tokengauge.models.served import LOCAL_KINDS, Kind, Served
+from tokengauge.models.served import LOCAL_KINDS, Kind, Served, plausible_window
 from tokengauge.settings import ProviderSettings
 from tokengauge.upstream.http import join_url, json_or_none, server_root
 from tokengauge.upstream.presets import preset_of
@@ -42,7 +42,7 @@ is not known here, so the smallest is taken."""
 LMSTUDIO_DEFAULT: Final = 4_096
 """LM Studio's loader default for a model loaded on demand."""
 _KINDS: Final[dict[str, Kind]] = {kind: kind for kind in LOCAL_KINDS}
-_NUM_CTX: Final = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+_NUM_CTX: Final = re.compile(r"^\s*num_ctx\s+(\d{1,12})\s*$", re.MULTILINE)
 
 
 def served_kind(provider: ProviderSettings) -> Kind | None:
@@ -51,8 +51,9 @@ def served_kind(provider: ProviderSettings) -> Kind | None:
     return _KINDS.get(preset.sizing) if preset is not None else None
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else None
+def _window(value: Any) -> int | None:
+    """A window a server reports, if it can be one (`served.plausible_window`)."""
+    return value if plausible_window(value) else None
 
 
 def _entries(payload: Any, key: str) -> list[Mapping[str, Any]]:
@@ -74,7 +75,7 @@ def ollama_loaded(ps: Any, model_id: str) -> int | None:
         if _same_ollama_name(entry.get("name"), model_id) or _same_ollama_name(
             entry.get("model"), model_id
         ):
-            return _count(entry.get("context_length"))
+            return _window(entry.get("context_length"))
     return None
 
 
@@ -84,7 +85,7 @@ def modelfile_num_ctx(show: Any) -> int | None:
     if not isinstance(parameters, str):
         return None
     found = _NUM_CTX.search(parameters)
-    return _count(int(found.group(1))) if found else None
+    return _window(int(found.group(1))) if found else None
 
 
 def ollama_served(
@@ -110,17 +111,17 @@ def lmstudio_served(v0: Any, v1: Any, model_id: str) -> Served | None:
     """What LM Studio serves the model with, from `/api/v0/models` (or `/api/v1/models`)."""
     for entry in _entries(v0, "data"):
         if entry.get("id") == model_id:
-            loaded = _count(entry.get("loaded_context_length"))
+            loaded = _window(entry.get("loaded_context_length"))
             if entry.get("state") == "loaded" and loaded is not None:
                 return Served(loaded, "loaded in LM Studio")
-            return _lmstudio_default(_count(entry.get("max_context_length")))
+            return _lmstudio_default(_window(entry.get("max_context_length")))
     for entry in _entries(v1, "models"):
         if entry.get("key") == model_id:
             for instance in _entries(entry, "loaded_instances"):
                 config = instance.get("config")
-                if isinstance(config, Mapping) and _count(config.get("context_length")):
+                if isinstance(config, Mapping) and _window(config.get("context_length")):
                     return Served(config["context_length"], "loaded in LM Studio")
-            return _lmstudio_default(_count(entry.get("max_context_length")))
+            return _lmstudio_default(_window(entry.get("max_context_length")))
     return None
 
 
@@ -134,10 +135,12 @@ def _lmstudio_default(native: int | None) -> Served:
 def llamacpp_served(props: Any) -> Served | None:
     """What a llama.cpp server serves each request with, from `/props`."""
     settings = props.get("default_generation_settings") if isinstance(props, Mapping) else None
-    window = _count(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
+    window = _window(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
     if window is None:
         return None
-    slots = _count(props.get("total_slots"))
+    slots = props.get("total_slots")
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 2:
+        slots = None
     split = f", {slots} slots sharing the server's context" if slots else ""
     return Served(window, f"llama.cpp's n_ctx per slot{split}")
 
@@ -146,7 +149,7 @@ def vllm_served(models: Any, model_id: str) -> Served | None:
     """What vLLM serves the model with, from its `/models` list."""
     for entry in _entries(models, "data"):
         if entry.get("id") == model_id:
-            window = _count(entry.get("max_model_len"))
+            window = _window(entry.get("max_model_len"))
             return None if window is None else Served(window, "vLLM's max_model_len")
     return None
 
