@@ -21,7 +21,7 @@ TG_PYTHON="$(cd "$VENV" && pwd)/bin/python" TG_BENCH_REPS=1 bash bench/count_com
 # only if it breaks, never on a time. bench.sim.host_extract needs the host suite's dumps: only its
 # command line is read.
 for bench in count_bench stream_bench load_bench rss_bench startup ledger_bench telemetry_bench \
-    local_servers sim call_path; do
+    local_servers sim call_path prefix_llama; do
     "$VENV/bin/python" -m "bench.$bench" --smoke > /dev/null || { echo "bench.$bench failed" >&2; status=1; }
 done
 "$VENV/bin/python" -m bench.tool_docs_bench > /dev/null || status=1

@@ -315,7 +315,9 @@ describe(`the real Copilot Chat drives ${VENDOR} (true tokenizer ${ENCODING} × 
             const ms = Date.now() - t0;
             const requests = await upstreamRequests(before);
             const given = recording.chats.find((c) => c.tools.length > 0);
-            if (TOOL_DOCS !== 'full' && toolsWhole === null && given) toolsWhole = await wholeToolsCost(given.tools);
+            // Under toolDocs full too: the ladder may send the tools reduced from the first request
+            // on, and its conversation keeps that form, so no request need carry them whole.
+            if (toolsWhole === null && given) toolsWhole = await wholeToolsCost(given.tools);
             const mine = TOKENGAUGE ? ((await api().usage()).history || []).filter((h) => h.modelId === MODEL) : [];
             for (const h of mine.filter((h) => h.time >= agentSince)) records.set(h.time, h);
             const history = mine.filter((h) => h.inputTokens != null);

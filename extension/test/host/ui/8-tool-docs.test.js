@@ -1,9 +1,10 @@
 // Progressive tool documentation in the real Copilot agent: a model with `toolDocs: "progressive"` on
 // a 32K window. Its first request carries each of Copilot's tools in minimal form; the test upstream's
 // model uses only the optional parameters it sees described, so its first file_search call has the
-// required `query` alone, and Copilot runs it. The request after that call shows file_search whole, and
-// the model's second call uses `maxResults`, which Copilot runs too. The status tooltip and the
-// dashboard say how many tokens the minimal forms saved.
+// required `query` alone, and Copilot runs it. The rest of that tool loop keeps the tools as they were
+// (the API's cached prefix holds); the next turn shows file_search whole, and the model's call there
+// uses `maxResults`, which Copilot runs too. The status tooltip and the dashboard say how many tokens
+// the minimal forms saved.
 'use strict';
 const assert = require('assert');
 const vscode = require('vscode');
@@ -61,27 +62,29 @@ describe('progressive tool documentation in the Copilot agent', function () {
         await configure([...kept[0], PROVIDER], [...kept[1], ENTRY]);
     });
 
-    it('sends minimal tools until one is called, and the calls made against them work', async () => {
-        const calls = [
+    it('sends minimal tools until one is called, whole from the next turn, and the calls work', async () => {
+        const ask = (call) => `Find the Python files.\n<tg-tool-calls>${JSON.stringify([call])}</tg-tool-calls>`;
+        await vscode.commands.executeCommand('workbench.action.chat.newChat');
+        const results = [];
+        for (const call of [
             { name: 'file_search', arguments: { query: '**/parser.py', maxResults: 5 } },
             { name: 'file_search', arguments: { query: '**/*.py', maxResults: 3 } },
-        ];
-        await vscode.commands.executeCommand('workbench.action.chat.newChat');
-        const result = await vscode.commands.executeCommand('workbench.action.chat.open', {
-            query: `Find the Python files.\n<tg-tool-calls>${JSON.stringify(calls)}</tg-tool-calls>`,
-            mode: 'agent',
-            modelSelector: { vendor: 'tokengauge', id: MODEL },
-            blockOnResponse: true,
-        });
+        ]) {  // two turns of the same chat, a call each
+            results.push(await vscode.commands.executeCommand('workbench.action.chat.open', {
+                query: ask(call), mode: 'agent', modelSelector: { vendor: 'tokengauge', id: MODEL }, blockOnResponse: true,
+            }));
+        }
         const requests = (await control(`requests?route=chat&since=${since}`)).requests
             .filter((r) => r.json && r.json.model === MODEL && (r.json.tools || []).length > 0);
         const statuses = requests.map((r) => `${r.id}: ${r.status} ${r.body_text || ''}`).join('; ');
-        assert.ok(!result || !result.errorDetails, `the turn failed: ${JSON.stringify(result && result.errorDetails)}; ${statuses}`);
-        assert.strictEqual(requests.length, 3, `two calls and the answer: ${statuses}`);
+        for (const result of results) {
+            assert.ok(!result || !result.errorDetails, `a turn failed: ${JSON.stringify(result && result.errorDetails)}; ${statuses}`);
+        }
+        assert.strictEqual(requests.length, 4, `a call and the answer, twice: ${statuses}`);
         assert.ok(requests.every((r) => r.status === 200), statuses);
-        const [first, second, third] = requests.map(functionsOf);
+        const [first, loop, turn, last] = requests.map(functionsOf);
         console.log(`tool docs: ${Object.keys(first).length} tools; tool tokens per request ${requests.map((r) => r.prompt_tools).join(', ')}; ` +
-            `file_search description ${first.file_search.description.length} → ${second.file_search.description.length} characters`);
+            `file_search description ${first.file_search.description.length} → ${turn.file_search.description.length} characters`);
 
         // First request: every tool minimal (the first sentence, no parameter described).
         for (const tool of Object.values(first)) {
@@ -93,15 +96,17 @@ describe('progressive tool documentation in the Copilot agent', function () {
         assert.deepStrictEqual(made.args, { query: '**/parser.py' });
         assert.match(made.result, /parser\.py/);
         assert.doesNotMatch(made.result, /ERROR/);
-        // Then file_search whole, the others still minimal; its documented option used, and run.
-        assert.ok(second.file_search.description.length > first.file_search.description.length);
-        assert.ok(hasDescriptions(second.file_search.parameters));
-        assert.ok(!hasDescriptions(second.read_file.parameters), 'read_file never called: minimal');
-        assert.deepStrictEqual(third.file_search, second.file_search);
-        const again = lastCall(requests[2]);
+        // Within that tool loop the tools stayed as they were.
+        assert.deepStrictEqual(requests[1].json.tools, requests[0].json.tools);
+        // The next turn: file_search whole, the others still minimal; its documented option used, and run.
+        assert.ok(turn.file_search.description.length > first.file_search.description.length);
+        assert.ok(hasDescriptions(turn.file_search.parameters));
+        assert.ok(!hasDescriptions(turn.read_file.parameters), 'read_file never called: minimal');
+        assert.deepStrictEqual(last.file_search, turn.file_search);
+        const again = lastCall(requests[3]);
         assert.deepStrictEqual(again.args, { query: '**/*.py', maxResults: 3 });
         assert.doesNotMatch(again.result, /ERROR/);
-        assert.ok(requests[0].prompt_tools < requests[1].prompt_tools, 'the whole tool costs more');
+        assert.ok(requests[1].prompt_tools < requests[2].prompt_tools, 'the whole tool costs more');
     });
 
     it('says what was saved in the status tooltip and on the dashboard', async () => {
