@@ -23,6 +23,8 @@ const MIN_SECRET = 4;
  * token, so that it never garbles a word or a version (the server's `MIN_PREFIX`).
  */
 const WHOLE_TOKEN_BELOW = 8;
+/** What may not stand before and after it: a word character, nor a `.` or `-` joining it to one. */
+const WHOLE_TOKEN = [String.raw`(?<!\w)(?<!\w[.\-])`, String.raw`(?!\w)(?![.\-]\w)`];
 
 /** Headers whose values are never credentials; any other header's value is treated as one. */
 const HARMLESS_HEADERS = new Set([
@@ -119,9 +121,9 @@ export function redact(text: string, secrets: Iterable<string> = []): string {
         result = result.split(spelling).join(REDACTED);
     }
     const short = [...new Set(known.filter((s) => s.length < WHOLE_TOKEN_BELOW).flatMap(forms))].sort(byLength);
-    if (short.length) {  // no word character beside it, nor a `.` or `-` joining it to one
-        const alternatives = short.map(escaped).join('|');
-        result = result.replace(new RegExp(String.raw`(?<!\w)(?<!\w[.\-])(?:${alternatives})(?!\w)(?![.\-]\w)`, 'g'), REDACTED);
+    if (short.length) {
+        const [before, after] = WHOLE_TOKEN;
+        result = result.replace(new RegExp(`${before}(?:${short.map(escaped).join('|')})${after}`, 'g'), REDACTED);
     }
     return PATTERNS.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), result);
 }

@@ -19,6 +19,7 @@ from tokengauge.upstream.redact import (
     MIN_PREFIX,
     REDACTED,
     SECRET_NAME,
+    WHOLE_TOKEN,
     SentSecrets,
     header_secrets,
     provider_secrets,
@@ -237,11 +238,15 @@ def test_the_log_knows_every_credential_sent():
 
 
 def test_the_extension_redacts_by_the_same_rules():
-    """One rule on each side: the extension's harmless headers and secret-looking names are the
-    server's."""
+    """One rule on each side: the extension's harmless headers, secret-looking names and what
+    makes a short key a whole token are the server's."""
     source = (Path(__file__).parents[2] / "extension" / "src" / "redact.ts").read_text("utf-8")
     harmless = re.search(r"HARMLESS_HEADERS = new Set\(\[(.*?)\]\)", source, re.DOTALL)
     name = re.search(r"const SECRET_NAME = String\.raw`(.*?)`;", source)
-    assert harmless and name
+    below = re.search(r"const WHOLE_TOKEN_BELOW = (\d+);", source)
+    whole = re.search(r"const WHOLE_TOKEN = \[String\.raw`(.*?)`, String\.raw`(.*?)`\];", source)
+    assert harmless and name and below and whole
     assert set(re.findall(r"'([^']+)'", harmless.group(1))) == HARMLESS_HEADERS
     assert name.group(1) == SECRET_NAME
+    assert int(below.group(1)) == MIN_PREFIX
+    assert whole.groups() == WHOLE_TOKEN

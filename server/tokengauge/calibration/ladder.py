@@ -49,13 +49,13 @@ from tokengauge.messages import Message, Tool, ToolCallPart, to_json_text
 RUNGS: Final = ("reasoning", "toolResults", "history", "toolDocs", "output", "userMessage")
 """The rungs in the order they are taken (the usage history's names)."""
 MAX_PASSES: Final = 4
+"""Tries at cutting texts only as far as needed before taking them as far as they go."""
 STEP_ROUNDS: Final = 2
 """A rung taken in a conversation that grew since its last request goes past what the request
 needs by this many times what it grew, where the rung can: the requests after it grow as much
 again, and those that still fit take the same cuts (`precedent`)."""
 STEP_SHARE: Final = 0.25
 """The most a step goes past what a request needs: this share of the input target."""
-"""Tries at cutting texts only as far as needed before taking them as far as they go."""
 
 Estimate = Callable[[Sequence[Message], Sequence[Tool]], RequestEstimate]
 """The request's calibrated estimate, given its messages and its tools."""

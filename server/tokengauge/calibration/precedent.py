@@ -6,7 +6,8 @@ must be made the same way in every later request of the conversation, or the fir
 token moves and all after it is fresh again. The next request begins where the last one ended:
 the same texts cut to the same lengths, the same exchanges left out, the tools in the same form,
 whether or not it would fit with less; and only if that is not enough does it cut further, by a
-step (`ladder.STEP_SHARE`) large enough that the requests after it fit with the same cuts.
+step (`ladder.STEP_ROUNDS` times what the conversation grew, at most `ladder.STEP_SHARE` of the
+input target) large enough that the requests after it fit with the same cuts.
 """
 
 from __future__ import annotations

@@ -40,6 +40,10 @@ MIN_SECRET: Final = 4
 """A header value or URL part shorter than this is no credential (`1`, `on`); replacing it
 everywhere would only garble the text."""
 
+WHOLE_TOKEN: Final = (r"(?<!\w)(?<!\w[.\-])", r"(?!\w)(?![.\-]\w)")
+"""What may not stand before and after a short secret for it to be a whole token: a word
+character, nor a `.` or `-` that joins it to one (`0.1.0` holds no token `1`; `key 1.` does)."""
+
 ESCAPE_LEVELS: Final = 2
 """JSON escaping applied up to this many times over (a body quoted inside another body, like
 OpenRouter's `metadata.raw`)."""
@@ -150,10 +154,10 @@ def _scrub(text: str) -> str:
 
 
 def _whole_tokens(forms: Iterable[str]) -> re.Pattern[str]:
-    """Any of `forms` where it stands as a whole token: no word character beside it, nor a `.`
-    or `-` that joins it to one (`0.1.0` holds no token `1`; `key 1.` does)."""
+    """Any of `forms` where it stands as a whole token (`WHOLE_TOKEN`)."""
     alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?<!\w[.\-])(?:{alternatives})(?!\w)(?![.\-]\w)")
+    before, after = WHOLE_TOKEN
+    return re.compile(f"{before}(?:{alternatives}){after}")
 
 
 def _common_prefix(text: str, start: int, form: str) -> int:
